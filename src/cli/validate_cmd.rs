@@ -1,0 +1,54 @@
+//! `plansim validate PATH...`
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::inputs::scenario_files;
+use super::{EXIT_BAD_INPUT, EXIT_OK};
+use crate::scenario::load_file;
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    /// Scenario files, or directories of *.yaml files.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+}
+
+pub fn run(args: ValidateArgs) -> u8 {
+    let files = match scenario_files(&args.paths) {
+        Ok(files) => files,
+        Err(message) => {
+            eprintln!("{message}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let mut code = EXIT_OK;
+    for file in &files {
+        match load_file(file) {
+            Ok(scenario) => {
+                let allocations: u64 = scenario
+                    .jobs
+                    .iter()
+                    .flat_map(|j| &j.groups)
+                    .map(|g| u64::from(g.count))
+                    .sum();
+                println!(
+                    "ok {}: {} ({} nodes, {} volumes, {} jobs, {} allocations, {} events)",
+                    file.display(),
+                    scenario.name,
+                    scenario.nodes.len(),
+                    scenario.volumes.len(),
+                    scenario.jobs.len(),
+                    allocations,
+                    scenario.events.len()
+                );
+            }
+            Err(err) => {
+                eprintln!("{err}");
+                code = EXIT_BAD_INPUT;
+            }
+        }
+    }
+    code
+}

@@ -1,0 +1,10 @@
+//! plansim: a deterministic discrete-event simulator of Nomad's CSI volume
+//! scheduling. See ARCHITECTURE.md for the codemap.
+
+pub mod cli;
+pub mod engine;
+pub mod model;
+pub mod report;
+pub mod run;
+pub mod scenario;
+pub mod sim;

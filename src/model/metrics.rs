@@ -1,0 +1,142 @@
+//! The metrics of one run: the columns of summary.csv after (scenario, scheduler, seed).
+
+use super::time::Millis;
+
+/// One metric, named exactly as its summary.csv column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Desired,
+    Placed,
+    Running,
+    Infeasible,
+    ClaimFailures,
+    ClientFailures,
+    Reschedules,
+    Violations,
+    ViolationSeconds,
+    RejectedJobs,
+    Evals,
+    Plans,
+    PlanRejections,
+    FirstFullS,
+    Events,
+}
+
+impl Metric {
+    /// In column order.
+    pub const ALL: [Metric; 15] = [
+        Metric::Desired,
+        Metric::Placed,
+        Metric::Running,
+        Metric::Infeasible,
+        Metric::ClaimFailures,
+        Metric::ClientFailures,
+        Metric::Reschedules,
+        Metric::Violations,
+        Metric::ViolationSeconds,
+        Metric::RejectedJobs,
+        Metric::Evals,
+        Metric::Plans,
+        Metric::PlanRejections,
+        Metric::FirstFullS,
+        Metric::Events,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Desired => "desired",
+            Metric::Placed => "placed",
+            Metric::Running => "running",
+            Metric::Infeasible => "infeasible",
+            Metric::ClaimFailures => "claim_failures",
+            Metric::ClientFailures => "client_failures",
+            Metric::Reschedules => "reschedules",
+            Metric::Violations => "violations",
+            Metric::ViolationSeconds => "violation_seconds",
+            Metric::RejectedJobs => "rejected_jobs",
+            Metric::Evals => "evals",
+            Metric::Plans => "plans",
+            Metric::PlanRejections => "plan_rejections",
+            Metric::FirstFullS => "first_full_s",
+            Metric::Events => "events",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|metric| metric.name() == name)
+    }
+}
+
+/// A metric's value: a count, a span of simulated time, or nothing (never reached).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetricValue {
+    Count(u64),
+    Seconds(Millis),
+    Never,
+}
+
+impl MetricValue {
+    /// The value as a number for comparisons; `None` when it never happened.
+    pub fn as_f64(self) -> Option<f64> {
+        match self {
+            MetricValue::Count(n) => Some(n as f64),
+            MetricValue::Seconds(t) => Some(t.as_secs_f64()),
+            MetricValue::Never => None,
+        }
+    }
+
+    /// The exact text written to summary.csv and shown in tables.
+    pub fn render(self) -> String {
+        match self {
+            MetricValue::Count(n) => n.to_string(),
+            MetricValue::Seconds(t) => t.to_string(),
+            MetricValue::Never => String::new(),
+        }
+    }
+}
+
+/// Everything one run measures.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Metrics {
+    pub desired: u64,
+    pub placed: u64,
+    pub running: u64,
+    pub infeasible: u64,
+    pub claim_failures: u64,
+    pub client_failures: u64,
+    pub reschedules: u64,
+    pub violations: u64,
+    pub violation_time: Millis,
+    pub rejected_jobs: u64,
+    pub evals: u64,
+    pub plans: u64,
+    pub plan_rejections: u64,
+    pub first_full: Option<Millis>,
+    pub events: u64,
+}
+
+impl Metrics {
+    pub fn get(&self, metric: Metric) -> MetricValue {
+        use MetricValue::Count;
+        match metric {
+            Metric::Desired => Count(self.desired),
+            Metric::Placed => Count(self.placed),
+            Metric::Running => Count(self.running),
+            Metric::Infeasible => Count(self.infeasible),
+            Metric::ClaimFailures => Count(self.claim_failures),
+            Metric::ClientFailures => Count(self.client_failures),
+            Metric::Reschedules => Count(self.reschedules),
+            Metric::Violations => Count(self.violations),
+            Metric::ViolationSeconds => MetricValue::Seconds(self.violation_time),
+            Metric::RejectedJobs => Count(self.rejected_jobs),
+            Metric::Evals => Count(self.evals),
+            Metric::Plans => Count(self.plans),
+            Metric::PlanRejections => Count(self.plan_rejections),
+            Metric::FirstFullS => self
+                .first_full
+                .map_or(MetricValue::Never, MetricValue::Seconds),
+            Metric::Events => Count(self.events),
+        }
+    }
+}

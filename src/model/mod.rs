@@ -1,0 +1,10 @@
+//! The domain vocabulary shared by every layer: ids, time, access-mode rules,
+//! policies, metrics and the resolved scenario. Pure data and pure functions.
+
+pub mod access;
+pub mod expect;
+pub mod ids;
+pub mod metrics;
+pub mod policy;
+pub mod scenario;
+pub mod time;

@@ -1,0 +1,258 @@
+//! A resolved scenario: templates stamped out, names turned into ids, every
+//! reference checked. The simulation only ever sees this form.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::access::{AccessMode, ClaimMode};
+use super::expect::Expectation;
+use super::ids::{JobId, NodeId, PluginId, VolumeId};
+use super::policy::Policy;
+use super::time::Millis;
+
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub seed: u64,
+    pub horizon: Millis,
+    pub policies: Vec<Policy>,
+    pub cluster: ClusterConfig,
+    pub nodes: Vec<NodeSpec>,
+    pub plugins: Vec<PluginSpec>,
+    pub volumes: Vec<VolumeSpec>,
+    pub jobs: Vec<JobSpec>,
+    pub events: Vec<TimedEvent>,
+    pub expectations: Vec<Expectation>,
+    /// Volume ids by name, for `per_alloc` sources resolved at placement time.
+    pub volume_by_name: BTreeMap<String, VolumeId>,
+}
+
+/// Timings of the server and clients. Every field has a default documented in
+/// the README; a scenario may override them under `cluster:`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterConfig {
+    pub scheduler_workers: u32,
+    /// Time a worker spends on one evaluation before it submits its plan.
+    pub scheduler_latency: Millis,
+    /// Time from a committed placement to the client asking for its claims
+    /// (fetching the allocation, pulling the image).
+    pub pull_delay: Millis,
+    /// Time for the client to unpublish a volume after its allocation stops.
+    pub node_detach_latency: Millis,
+    /// Time for the volume watcher to controller-detach and free the claim.
+    pub controller_detach_latency: Millis,
+    /// How long a Nomad 1.3+ client keeps retrying a refused claim before the
+    /// allocation fails (Nomad: 24h).
+    pub claim_retry_deadline: Millis,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        ClusterConfig {
+            scheduler_workers: 1,
+            scheduler_latency: Millis(10),
+            pull_delay: Millis::from_secs(2),
+            node_detach_latency: Millis::from_secs(1),
+            controller_detach_latency: Millis::from_secs(2),
+            claim_retry_deadline: Millis::from_secs(24 * 3600),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct NodeSpec {
+    pub name: String,
+    pub datacenter: String,
+    pub node_class: String,
+    pub attributes: BTreeMap<String, String>,
+    pub cpu: u64,
+    pub memory: u64,
+    pub drivers: BTreeSet<String>,
+    pub topology: BTreeMap<String, String>,
+    pub csi_plugins: Vec<NodePluginSpec>,
+}
+
+#[derive(Clone, Debug)]
+pub struct NodePluginSpec {
+    pub plugin: PluginId,
+    pub healthy: bool,
+    /// 0 means unlimited.
+    pub max_volumes: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct PluginSpec {
+    pub name: String,
+    pub enforces_access_mode: bool,
+    pub publish_latency: Millis,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttachmentMode {
+    FileSystem,
+    BlockDevice,
+}
+
+#[derive(Clone, Debug)]
+pub struct VolumeSpec {
+    pub name: String,
+    pub plugin: PluginId,
+    pub access_mode: AccessMode,
+    pub attachment_mode: AttachmentMode,
+    pub topologies: Vec<BTreeMap<String, String>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobKind {
+    Service,
+    Batch,
+}
+
+impl JobKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            JobKind::Service => "service",
+            JobKind::Batch => "batch",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct JobSpec {
+    pub name: String,
+    pub kind: JobKind,
+    pub submit_at: Millis,
+    pub datacenters: Vec<String>,
+    pub priority: u32,
+    pub constraints: Vec<Constraint>,
+    pub groups: Vec<GroupSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConstraintTarget {
+    /// A node attribute (`rack`, or Nomad's `${attr.rack}`).
+    Attribute(String),
+    Datacenter,
+    NodeClass,
+    NodeName,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConstraintOperator {
+    Equal,
+    NotEqual,
+    IsSet,
+    IsNotSet,
+}
+
+#[derive(Clone, Debug)]
+pub struct Constraint {
+    pub target: ConstraintTarget,
+    pub operator: ConstraintOperator,
+    pub value: String,
+    /// The constraint as the user wrote it, for Nomad-style filter reasons.
+    pub text: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct GroupSpec {
+    pub name: String,
+    pub count: u32,
+    pub volumes: Vec<VolumeRequest>,
+    /// Group-level constraints, checked after the job's.
+    pub constraints: Vec<Constraint>,
+    pub reschedule: ReschedulePolicy,
+    /// Sums over the group's tasks: what one allocation asks of a node.
+    pub cpu: u64,
+    pub memory: u64,
+    pub drivers: BTreeSet<String>,
+    /// The allocation completes when its longest task does; `None` when any
+    /// task runs until stopped.
+    pub run_for: Option<Millis>,
+}
+
+#[derive(Clone, Debug)]
+pub struct VolumeRequest {
+    pub alias: String,
+    pub source: VolumeSource,
+    pub mode: ClaimMode,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VolumeSource {
+    /// Every allocation of the group mounts this volume.
+    Shared(VolumeId),
+    /// `per_alloc`: allocation N mounts the volume named `<base>[N]`.
+    PerAlloc { base: String },
+}
+
+impl VolumeSource {
+    pub fn is_per_alloc(&self) -> bool {
+        matches!(self, VolumeSource::PerAlloc { .. })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DelayFunction {
+    Constant,
+    Exponential,
+    Fibonacci,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReschedulePolicy {
+    pub attempts: u32,
+    pub interval: Millis,
+    pub delay: Millis,
+    pub delay_function: DelayFunction,
+    pub max_delay: Millis,
+    pub unlimited: bool,
+}
+
+impl ReschedulePolicy {
+    /// Nomad's defaults for the job type.
+    pub fn default_for(kind: JobKind) -> Self {
+        match kind {
+            JobKind::Service => ReschedulePolicy {
+                attempts: 0,
+                interval: Millis::ZERO,
+                delay: Millis::from_secs(30),
+                delay_function: DelayFunction::Exponential,
+                max_delay: Millis::from_secs(3600),
+                unlimited: true,
+            },
+            JobKind::Batch => ReschedulePolicy {
+                attempts: 1,
+                interval: Millis::from_secs(24 * 3600),
+                delay: Millis::from_secs(5),
+                delay_function: DelayFunction::Constant,
+                max_delay: Millis::ZERO,
+                unlimited: false,
+            },
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct TimedEvent {
+    pub at: Millis,
+    pub action: TimelineAction,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TimelineAction {
+    NodeDown(NodeId),
+    NodeUp(NodeId),
+    NodeDrain(NodeId),
+    Scale {
+        job: JobId,
+        group: usize,
+        count: u32,
+    },
+    PluginHealth {
+        plugin: PluginId,
+        node: NodeId,
+        healthy: bool,
+    },
+    StopJob(JobId),
+}

@@ -1,0 +1,7 @@
+//! The output side of the I/O shell: summary.csv, traces, terminal tables,
+//! atomic file writes. It formats results; it never runs a simulation.
+
+pub mod atomic;
+pub mod summary;
+pub mod table;
+pub mod trace_csv;

@@ -1,0 +1,21 @@
+//! Input limits. Each is named in the error that enforces it and listed in
+//! the README, so a scenario that hits one knows what to change.
+
+use crate::model::time::Millis;
+
+/// Largest scenario file read, in bytes.
+pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
+/// Nodes after templates are stamped out.
+pub const MAX_NODES: usize = 100_000;
+/// Volumes after templates are stamped out.
+pub const MAX_VOLUMES: usize = 1_000_000;
+/// Jobs after replicas are stamped out.
+pub const MAX_JOBS: usize = 100_000;
+/// Desired allocations summed over every group (and every `scale` event).
+pub const MAX_ALLOCATIONS: u64 = 10_000_000;
+/// Timeline events.
+pub const MAX_EVENTS: usize = 100_000;
+/// Longest simulated horizon.
+pub const MAX_HORIZON: Millis = Millis(30 * 24 * 3600 * 1000);
+/// Most concurrent scheduler workers.
+pub const MAX_SCHEDULER_WORKERS: u32 = 64;

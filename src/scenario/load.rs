@@ -1,0 +1,896 @@
+//! From YAML text to a resolved [`Scenario`]: parse, stamp out templates,
+//! resolve names to ids and check every reference. The first problem found is
+//! returned as a [`LoadError`]; nothing is partially loaded.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde_saphyr::{Location, Spanned};
+
+use super::error::{LoadError, Position};
+use super::limits;
+use super::raw::*;
+use super::template::{INDEX_PLACEHOLDER, Stamp};
+use crate::model::access::ClaimMode;
+use crate::model::expect::{Expectation, parse_comparison};
+use crate::model::ids::{JobId, NodeId, PluginId, VolumeId};
+use crate::model::policy::Policy;
+use crate::model::scenario::*;
+use crate::model::time::Millis;
+
+const DEFAULT_HORIZON: Millis = Millis::from_secs(3600);
+const DEFAULT_PUBLISH_LATENCY: Millis = Millis(500);
+const DEFAULT_NODE_CPU: u64 = 4000;
+const DEFAULT_NODE_MEMORY: u64 = 8192;
+/// Nomad's defaults for a task's resources.
+const DEFAULT_TASK_CPU: u64 = 100;
+const DEFAULT_TASK_MEMORY: u64 = 300;
+const DEFAULT_PRIORITY: u32 = 50;
+
+/// Reads and resolves a scenario file.
+pub fn load_file(path: &Path) -> Result<Scenario, LoadError> {
+    let label = path.display().to_string();
+    let bytes = read_limited(path).map_err(|message| LoadError {
+        file: label.clone(),
+        position: None,
+        message,
+    })?;
+    let text = std::str::from_utf8(&bytes).map_err(|err| LoadError {
+        file: label.clone(),
+        position: None,
+        message: format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            err.valid_up_to()
+        ),
+    })?;
+    let stem = path
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".to_string());
+    load_str(text, &label, &stem)
+}
+
+fn read_limited(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|err| format!("cannot read: {err}"))?;
+    let mut bytes = Vec::new();
+    file.take(limits::MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| format!("cannot read: {err}"))?;
+    if bytes.len() > limits::MAX_FILE_BYTES {
+        return Err(format!(
+            "file is larger than the limit of {} MiB (MAX_FILE_BYTES)",
+            limits::MAX_FILE_BYTES / (1024 * 1024)
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Parses YAML options shared by scenario and experiment files: strict
+/// booleans (`yes`/`no`/`on`/`off` are strings, never booleans), duplicate
+/// keys refused, and a budget that stops alias bombs early.
+pub fn yaml_options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_reader_input_bytes = Some(limits::MAX_FILE_BYTES);
+    serde_saphyr::options! {
+        strict_booleans: true,
+        budget: Some(budget),
+    }
+}
+
+/// Turns a serde-saphyr error into a positioned, one-line [`LoadError`].
+pub fn yaml_error(file: &str, err: &serde_saphyr::Error) -> LoadError {
+    let plain = err.without_snippet();
+    let position = plain.location().and_then(Position::from_location);
+    let mut message = plain.to_string();
+    // serde-saphyr appends " at line L column C"; we print the position up front.
+    if let Some(index) = message.rfind(" at line ") {
+        message.truncate(index);
+    }
+    LoadError {
+        file: file.to_string(),
+        position,
+        message: message
+            .lines()
+            .next()
+            .unwrap_or("invalid YAML")
+            .trim()
+            .to_string(),
+    }
+}
+
+/// Parses and resolves scenario text. `file` labels errors; `default_name`
+/// names the scenario when it has no `name:`.
+pub fn load_str(text: &str, file: &str, default_name: &str) -> Result<Scenario, LoadError> {
+    if text.trim().is_empty() {
+        return Err(LoadError {
+            file: file.to_string(),
+            position: None,
+            message: "the file is empty: a scenario needs at least nodes and jobs".to_string(),
+        });
+    }
+    let raw: RawScenario = serde_saphyr::from_str_with_options(text, yaml_options())
+        .map_err(|err| yaml_error(file, &err))?;
+    resolve_scenario(raw, default_name).map_err(|(location, message)| LoadError {
+        file: file.to_string(),
+        position: location.and_then(Position::from_location),
+        message,
+    })
+}
+
+/// An error message with the place it belongs to, before the file is attached.
+type Fail = (Option<Location>, String);
+
+fn fail<T>(location: Location, message: impl Into<String>) -> Result<T, Fail> {
+    Err((Some(location), message.into()))
+}
+
+fn resolve_scenario(raw: RawScenario, default_name: &str) -> Result<Scenario, Fail> {
+    let name = raw.name.clone().unwrap_or_else(|| default_name.to_string());
+    if name.trim().is_empty() {
+        return Err((None, "name: must not be empty".to_string()));
+    }
+    let horizon = raw.horizon.map_or(DEFAULT_HORIZON, |d| d.0);
+    if horizon == Millis::ZERO {
+        return Err((None, "horizon: must be longer than 0s".to_string()));
+    }
+    if horizon > limits::MAX_HORIZON {
+        return Err((
+            None,
+            format!("horizon: {horizon}s exceeds the limit of 30d (MAX_HORIZON)"),
+        ));
+    }
+    let policies = match &raw.schedulers {
+        None => Policy::ALL.to_vec(),
+        Some(listed) if listed.is_empty() => {
+            return Err((
+                None,
+                "schedulers: list at least one policy (naive, validate, plan-aware)".into(),
+            ));
+        }
+        Some(listed) => {
+            let set: BTreeSet<Policy> = listed.iter().copied().collect();
+            Policy::ALL
+                .into_iter()
+                .filter(|p| set.contains(p))
+                .collect()
+        }
+    };
+    let cluster = resolve_cluster(raw.cluster.unwrap_or_default())?;
+
+    let plugins = resolve_plugins(&raw.plugins)?;
+    let plugin_ids: BTreeMap<&str, PluginId> = plugins
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.as_str(), PluginId::from_index(i)))
+        .collect();
+    let nodes = resolve_nodes(&raw.nodes, &plugin_ids)?;
+    let volumes = resolve_volumes(&raw.volumes, &plugin_ids)?;
+    let volume_by_name: BTreeMap<String, VolumeId> = volumes
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
+        .collect();
+    let jobs = resolve_jobs(&raw.jobs, &volume_by_name)?;
+    let events = resolve_events(&raw.events, horizon, &nodes, &plugin_ids, &jobs)?;
+    check_allocation_budget(&jobs, &events)?;
+    let expectations = resolve_expectations(raw.expect, &policies)?;
+
+    Ok(Scenario {
+        name,
+        description: raw.description.unwrap_or_default().trim().to_string(),
+        seed: raw.seed.unwrap_or(0),
+        horizon,
+        policies,
+        cluster,
+        nodes,
+        plugins,
+        volumes,
+        jobs,
+        events,
+        expectations,
+        volume_by_name,
+    })
+}
+
+fn resolve_cluster(raw: RawCluster) -> Result<ClusterConfig, Fail> {
+    let defaults = ClusterConfig::default();
+    let workers = raw.scheduler_workers.unwrap_or(defaults.scheduler_workers);
+    if workers == 0 || workers > limits::MAX_SCHEDULER_WORKERS {
+        return Err((
+            None,
+            format!(
+                "cluster.scheduler_workers: {workers} is out of range 1..={} (MAX_SCHEDULER_WORKERS)",
+                limits::MAX_SCHEDULER_WORKERS
+            ),
+        ));
+    }
+    let or = |value: Option<RawDuration>, default: Millis| value.map_or(default, |d| d.0);
+    Ok(ClusterConfig {
+        scheduler_workers: workers,
+        scheduler_latency: or(raw.scheduler_latency, defaults.scheduler_latency),
+        pull_delay: or(raw.pull_delay, defaults.pull_delay),
+        node_detach_latency: or(raw.node_detach_latency, defaults.node_detach_latency),
+        controller_detach_latency: or(
+            raw.controller_detach_latency,
+            defaults.controller_detach_latency,
+        ),
+        claim_retry_deadline: or(raw.claim_retry_deadline, defaults.claim_retry_deadline),
+    })
+}
+
+/// Stamps out a template entry `count` times, or returns it once.
+fn expand<T: Clone + Stamp>(
+    entry: &Spanned<T>,
+    id: &str,
+    count: Option<u32>,
+    what: &str,
+    count_field: &str,
+) -> Result<Vec<T>, Fail> {
+    let count = count.unwrap_or(1);
+    if count == 0 {
+        return fail(
+            entry.referenced,
+            format!("{what}[{id}].{count_field}: must be at least 1"),
+        );
+    }
+    if count > 1 && !id.contains(INDEX_PLACEHOLDER) {
+        return fail(
+            entry.referenced,
+            format!(
+                "{what}[{id}].{count_field}: {count} copies need distinct ids: put {{i}} in the id (e.g. \"{id}-{{i}}\")"
+            ),
+        );
+    }
+    Ok((0..count)
+        .map(|i| {
+            let mut copy = entry.value.clone();
+            copy.stamp(&i.to_string());
+            copy
+        })
+        .collect())
+}
+
+/// Remembers ids seen so far and refuses the second of a pair.
+struct UniqueIds<'a> {
+    what: &'a str,
+    seen: BTreeSet<String>,
+}
+
+impl<'a> UniqueIds<'a> {
+    fn new(what: &'a str) -> Self {
+        UniqueIds {
+            what,
+            seen: BTreeSet::new(),
+        }
+    }
+
+    fn insert(&mut self, id: &str, at: Location) -> Result<(), Fail> {
+        if id.trim().is_empty() {
+            return fail(at, format!("{}: an id must not be empty", self.what));
+        }
+        if !self.seen.insert(id.to_string()) {
+            return fail(at, format!("{}[{id}]: duplicate id \"{id}\"", self.what));
+        }
+        Ok(())
+    }
+}
+
+fn check_limit(len: usize, limit: usize, what: &str, name: &str, at: Location) -> Result<(), Fail> {
+    if len > limit {
+        return fail(
+            at,
+            format!("{what}: more than {limit} after templates ({name})"),
+        );
+    }
+    Ok(())
+}
+
+fn resolve_plugins(raw: &[Spanned<RawPlugin>]) -> Result<Vec<PluginSpec>, Fail> {
+    let mut ids = UniqueIds::new("plugins");
+    raw.iter()
+        .map(|entry| {
+            let plugin = &entry.value;
+            ids.insert(&plugin.id, entry.referenced)?;
+            Ok(PluginSpec {
+                name: plugin.id.clone(),
+                enforces_access_mode: plugin.enforces_access_mode,
+                publish_latency: plugin
+                    .publish_latency
+                    .map_or(DEFAULT_PUBLISH_LATENCY, |d| d.0),
+            })
+        })
+        .collect()
+}
+
+fn resolve_nodes(
+    raw: &[Spanned<RawNode>],
+    plugin_ids: &BTreeMap<&str, PluginId>,
+) -> Result<Vec<NodeSpec>, Fail> {
+    let mut ids = UniqueIds::new("nodes");
+    let mut nodes = Vec::new();
+    for entry in raw {
+        let at = entry.referenced;
+        for node in expand(entry, &entry.value.id, entry.value.count, "nodes", "count")? {
+            ids.insert(&node.id, at)?;
+            check_limit(nodes.len() + 1, limits::MAX_NODES, "nodes", "MAX_NODES", at)?;
+            let path = format!("nodes[{}]", node.id);
+            let mut csi_plugins = Vec::new();
+            let mut seen_plugins = BTreeSet::new();
+            for plugin in node.csi_plugins.iter().flatten() {
+                let Some(&id) = plugin_ids.get(plugin.id.as_str()) else {
+                    return fail(
+                        at,
+                        format!(
+                            "{path}.csi_plugins[{}]: no plugin with id \"{}\" under plugins",
+                            plugin.id, plugin.id
+                        ),
+                    );
+                };
+                if !seen_plugins.insert(id) {
+                    return fail(
+                        at,
+                        format!("{path}.csi_plugins[{}]: listed twice", plugin.id),
+                    );
+                }
+                csi_plugins.push(NodePluginSpec {
+                    plugin: id,
+                    healthy: plugin.healthy.unwrap_or(true),
+                    max_volumes: plugin.max_volumes.unwrap_or(0),
+                });
+            }
+            let cpu = node.cpu.unwrap_or(DEFAULT_NODE_CPU);
+            let memory = node.memory.unwrap_or(DEFAULT_NODE_MEMORY);
+            if cpu == 0 || memory == 0 {
+                return fail(at, format!("{path}: cpu and memory must be greater than 0"));
+            }
+            nodes.push(NodeSpec {
+                name: node.id.clone(),
+                datacenter: node.datacenter.unwrap_or_else(|| "dc1".to_string()),
+                node_class: node.node_class.unwrap_or_default(),
+                attributes: node.attributes.unwrap_or_default(),
+                cpu,
+                memory,
+                drivers: node
+                    .drivers
+                    .unwrap_or_else(|| vec!["docker".to_string(), "exec".to_string()])
+                    .into_iter()
+                    .collect(),
+                topology: node.topology.unwrap_or_default(),
+                csi_plugins,
+            });
+        }
+    }
+    Ok(nodes)
+}
+
+fn resolve_volumes(
+    raw: &[Spanned<RawVolume>],
+    plugin_ids: &BTreeMap<&str, PluginId>,
+) -> Result<Vec<VolumeSpec>, Fail> {
+    let mut ids = UniqueIds::new("volumes");
+    let mut volumes = Vec::new();
+    for entry in raw {
+        let at = entry.referenced;
+        for volume in expand(
+            entry,
+            &entry.value.id,
+            entry.value.count,
+            "volumes",
+            "count",
+        )? {
+            ids.insert(&volume.id, at)?;
+            check_limit(
+                volumes.len() + 1,
+                limits::MAX_VOLUMES,
+                "volumes",
+                "MAX_VOLUMES",
+                at,
+            )?;
+            let Some(&plugin) = plugin_ids.get(volume.plugin_id.as_str()) else {
+                return fail(
+                    at,
+                    format!(
+                        "volumes[{}].plugin_id: no plugin with id \"{}\" under plugins",
+                        volume.id, volume.plugin_id
+                    ),
+                );
+            };
+            volumes.push(VolumeSpec {
+                name: volume.id.clone(),
+                plugin,
+                access_mode: volume.access_mode,
+                attachment_mode: match volume.attachment_mode {
+                    None | Some(RawAttachmentMode::FileSystem) => AttachmentMode::FileSystem,
+                    Some(RawAttachmentMode::BlockDevice) => AttachmentMode::BlockDevice,
+                },
+                topologies: volume.topologies.unwrap_or_default(),
+            });
+        }
+    }
+    Ok(volumes)
+}
+
+fn resolve_jobs(
+    raw: &[Spanned<RawJob>],
+    volume_by_name: &BTreeMap<String, VolumeId>,
+) -> Result<Vec<JobSpec>, Fail> {
+    let mut ids = UniqueIds::new("jobs");
+    let mut jobs = Vec::new();
+    for entry in raw {
+        let at = entry.referenced;
+        for job in expand(
+            entry,
+            &entry.value.id,
+            entry.value.replicas,
+            "jobs",
+            "replicas",
+        )? {
+            ids.insert(&job.id, at)?;
+            check_limit(jobs.len() + 1, limits::MAX_JOBS, "jobs", "MAX_JOBS", at)?;
+            jobs.push(resolve_job(job, at, volume_by_name)?);
+        }
+    }
+    Ok(jobs)
+}
+
+fn resolve_job(
+    job: RawJob,
+    at: Location,
+    volume_by_name: &BTreeMap<String, VolumeId>,
+) -> Result<JobSpec, Fail> {
+    let path = format!("jobs[{}]", job.id);
+    let kind = match job.job_type.unwrap_or(RawJobType::Service) {
+        RawJobType::Service => JobKind::Service,
+        RawJobType::Batch => JobKind::Batch,
+    };
+    let datacenters = job
+        .datacenters
+        .clone()
+        .unwrap_or_else(|| vec!["dc1".to_string()]);
+    if datacenters.is_empty() {
+        return fail(
+            at,
+            format!("{path}.datacenters: list at least one datacenter"),
+        );
+    }
+    let priority = job.priority.unwrap_or(DEFAULT_PRIORITY);
+    if !(1..=100).contains(&priority) {
+        return fail(
+            at,
+            format!("{path}.priority: {priority} is outside Nomad's range 1..=100"),
+        );
+    }
+    let constraints = resolve_constraints(job.constraints.as_deref().unwrap_or(&[]), at, &path)?;
+    if job.groups.is_empty() {
+        return fail(at, format!("{path}.groups: a job needs at least one group"));
+    }
+    let mut names = UniqueIds::new(&path);
+    let mut groups = Vec::new();
+    for group in &job.groups {
+        names.insert(&group.value.name, group.referenced)?;
+        groups.push(resolve_group(group, &path, kind, volume_by_name)?);
+    }
+    Ok(JobSpec {
+        name: job.id,
+        kind,
+        submit_at: job.submit_at.map_or(Millis::ZERO, |d| d.0),
+        datacenters,
+        priority,
+        constraints,
+        groups,
+    })
+}
+
+fn resolve_constraints(
+    raw: &[RawConstraint],
+    at: Location,
+    path: &str,
+) -> Result<Vec<Constraint>, Fail> {
+    raw.iter()
+        .map(|c| {
+            let target = parse_constraint_target(&c.attribute)
+                .map_err(|message| (Some(at), format!("{path}.constraints: {message}")))?;
+            let operator_text = c.operator.as_deref().unwrap_or("=");
+            let operator = match operator_text {
+                "=" | "==" | "is" => ConstraintOperator::Equal,
+                "!=" | "not" => ConstraintOperator::NotEqual,
+                "is_set" => ConstraintOperator::IsSet,
+                "is_not_set" => ConstraintOperator::IsNotSet,
+                other => {
+                    return fail(at, format!(
+                        "{path}.constraints: operator \"{other}\" is not supported (use =, ==, is, !=, not, is_set, is_not_set)"
+                    ));
+                }
+            };
+            let needs_value = matches!(operator, ConstraintOperator::Equal | ConstraintOperator::NotEqual);
+            let value = c.value.clone().unwrap_or_default();
+            if needs_value && c.value.is_none() {
+                return fail(at, format!(
+                    "{path}.constraints: operator \"{operator_text}\" on \"{}\" needs a value",
+                    c.attribute
+                ));
+            }
+            let text = if needs_value {
+                format!("{} {operator_text} {value}", c.attribute)
+            } else {
+                format!("{} {operator_text}", c.attribute)
+            };
+            Ok(Constraint { target, operator, value, text })
+        })
+        .collect()
+}
+
+/// `rack` and Nomad's `${attr.rack}` both name an attribute; `${node.*}`
+/// names the node's own fields.
+fn parse_constraint_target(attribute: &str) -> Result<ConstraintTarget, String> {
+    let trimmed = attribute.trim();
+    let Some(inner) = trimmed.strip_prefix("${").and_then(|s| s.strip_suffix('}')) else {
+        if trimmed.is_empty() {
+            return Err("attribute must not be empty".to_string());
+        }
+        return Ok(ConstraintTarget::Attribute(trimmed.to_string()));
+    };
+    match inner {
+        "node.datacenter" => Ok(ConstraintTarget::Datacenter),
+        "node.class" => Ok(ConstraintTarget::NodeClass),
+        "node.unique.name" | "node.unique.id" => Ok(ConstraintTarget::NodeName),
+        other => match other
+            .strip_prefix("attr.")
+            .or_else(|| other.strip_prefix("meta."))
+        {
+            Some(key) if !key.is_empty() => Ok(ConstraintTarget::Attribute(key.to_string())),
+            _ => Err(format!(
+                "attribute \"{attribute}\" is not supported (use a plain name, ${{attr.NAME}}, ${{meta.NAME}}, ${{node.datacenter}}, ${{node.class}} or ${{node.unique.name}})"
+            )),
+        },
+    }
+}
+
+fn resolve_group(
+    entry: &Spanned<RawGroup>,
+    job_path: &str,
+    kind: JobKind,
+    volume_by_name: &BTreeMap<String, VolumeId>,
+) -> Result<GroupSpec, Fail> {
+    let at = entry.referenced;
+    let group = &entry.value;
+    let path = format!("{job_path}.groups[{}]", group.name);
+    let count = group.count.unwrap_or(1);
+    if u64::from(count) > limits::MAX_ALLOCATIONS {
+        return fail(
+            at,
+            format!(
+                "{path}.count: {count} exceeds the limit of {} allocations (MAX_ALLOCATIONS)",
+                limits::MAX_ALLOCATIONS
+            ),
+        );
+    }
+    let mut volumes = Vec::new();
+    for (alias, request) in group.volumes.iter().flatten() {
+        let request_path = format!("{path}.volumes[{alias}]");
+        let raw = &request.value;
+        if raw.volume_type == RawVolumeType::Host {
+            return fail(
+                request.referenced,
+                format!(
+                    "{request_path}.type: host volumes are out of scope; plansim models CSI volumes (type: csi)"
+                ),
+            );
+        }
+        let per_alloc = raw.per_alloc.unwrap_or(false);
+        let source = if per_alloc {
+            let prefix = format!("{}[", raw.source);
+            if !volume_by_name.keys().any(|name| name.starts_with(&prefix)) {
+                return fail(
+                    request.referenced,
+                    format!(
+                        "{request_path}.source: per_alloc needs volumes named \"{0}[0]\", \"{0}[1]\", ...; none exists",
+                        raw.source
+                    ),
+                );
+            }
+            VolumeSource::PerAlloc {
+                base: raw.source.clone(),
+            }
+        } else {
+            match volume_by_name.get(&raw.source) {
+                Some(&id) => VolumeSource::Shared(id),
+                None => {
+                    return fail(
+                        request.referenced,
+                        format!(
+                            "{request_path}.source: no volume with id \"{}\" under volumes",
+                            raw.source
+                        ),
+                    );
+                }
+            }
+        };
+        volumes.push(VolumeRequest {
+            alias: alias.clone(),
+            source,
+            mode: ClaimMode::from_read_only(raw.read_only.unwrap_or(false)),
+        });
+    }
+    if group.tasks.is_empty() {
+        return fail(at, format!("{path}.tasks: a group needs at least one task"));
+    }
+    let mut names = UniqueIds::new(&path);
+    let (mut cpu, mut memory) = (0u64, 0u64);
+    let mut drivers = BTreeSet::new();
+    let mut run_for = Some(Millis::ZERO);
+    for task in &group.tasks {
+        names.insert(&task.value.name, task.referenced)?;
+        let task_path = format!("{path}.tasks[{}]", task.value.name);
+        cpu = cpu.saturating_add(task.value.cpu.unwrap_or(DEFAULT_TASK_CPU));
+        memory = memory.saturating_add(task.value.memory.unwrap_or(DEFAULT_TASK_MEMORY));
+        drivers.insert(
+            task.value
+                .driver
+                .clone()
+                .unwrap_or_else(|| "docker".to_string()),
+        );
+        run_for = match (run_for, task.value.run_for) {
+            (Some(longest), Some(this)) => Some(longest.max(this.0)),
+            _ => None,
+        };
+        for mount in task.value.volume_mounts.iter().flatten() {
+            if !volumes.iter().any(|v| v.alias == mount.volume) {
+                return fail(
+                    task.referenced,
+                    format!(
+                        "{task_path}.volume_mounts: volume \"{}\" is not declared in the group's volumes",
+                        mount.volume
+                    ),
+                );
+            }
+        }
+    }
+    if run_for == Some(Millis::ZERO) {
+        return fail(at, format!("{path}.tasks: run_for must be longer than 0s"));
+    }
+    let mut reschedule = ReschedulePolicy::default_for(kind);
+    if let Some(raw) = &group.reschedule {
+        reschedule.attempts = raw.attempts.unwrap_or(reschedule.attempts);
+        reschedule.interval = raw.interval.map_or(reschedule.interval, |d| d.0);
+        reschedule.delay = raw.delay.map_or(reschedule.delay, |d| d.0);
+        reschedule.max_delay = raw.max_delay.map_or(reschedule.max_delay, |d| d.0);
+        reschedule.unlimited = raw.unlimited.unwrap_or(reschedule.unlimited);
+        if let Some(function) = raw.delay_function {
+            reschedule.delay_function = match function {
+                RawDelayFunction::Constant => DelayFunction::Constant,
+                RawDelayFunction::Exponential => DelayFunction::Exponential,
+                RawDelayFunction::Fibonacci => DelayFunction::Fibonacci,
+            };
+        }
+    }
+    Ok(GroupSpec {
+        name: group.name.clone(),
+        count,
+        volumes,
+        reschedule,
+        cpu,
+        memory,
+        drivers,
+        run_for,
+        constraints: resolve_constraints(group.constraints.as_deref().unwrap_or(&[]), at, &path)?,
+    })
+}
+
+fn resolve_events(
+    raw: &[Spanned<RawEvent>],
+    horizon: Millis,
+    nodes: &[NodeSpec],
+    plugin_ids: &BTreeMap<&str, PluginId>,
+    jobs: &[JobSpec],
+) -> Result<Vec<TimedEvent>, Fail> {
+    if raw.len() > limits::MAX_EVENTS {
+        return Err((
+            None,
+            format!("events: more than {} (MAX_EVENTS)", limits::MAX_EVENTS),
+        ));
+    }
+    let node_ids: BTreeMap<&str, NodeId> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.as_str(), NodeId::from_index(i)))
+        .collect();
+    let job_ids: BTreeMap<&str, JobId> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| (j.name.as_str(), JobId::from_index(i)))
+        .collect();
+    let mut events = Vec::with_capacity(raw.len());
+    for (index, entry) in raw.iter().enumerate() {
+        let at = entry.referenced;
+        let event = &entry.value;
+        let path = format!("events[{index}]");
+        if event.at.0 > horizon {
+            return fail(
+                at,
+                format!(
+                    "{path}.at: {} is beyond the horizon ({}s); it would never happen",
+                    event.at.0, horizon
+                ),
+            );
+        }
+        let node = |name: &str, field: &str| {
+            node_ids.get(name).copied().ok_or_else(|| {
+                (
+                    Some(at),
+                    format!("{path}.{field}: no node with id \"{name}\" under nodes"),
+                )
+            })
+        };
+        let job = |name: &str, field: &str| {
+            job_ids.get(name).copied().ok_or_else(|| {
+                (
+                    Some(at),
+                    format!("{path}.{field}: no job with id \"{name}\" under jobs"),
+                )
+            })
+        };
+        let mut actions = Vec::new();
+        if let Some(name) = &event.node_down {
+            actions.push(TimelineAction::NodeDown(node(name, "node_down")?));
+        }
+        if let Some(name) = &event.node_up {
+            actions.push(TimelineAction::NodeUp(node(name, "node_up")?));
+        }
+        if let Some(name) = &event.node_drain {
+            actions.push(TimelineAction::NodeDrain(node(name, "node_drain")?));
+        }
+        if let Some(scale) = &event.scale {
+            let job_id = job(&scale.job, "scale.job")?;
+            let Some(group) = jobs[job_id.index()]
+                .groups
+                .iter()
+                .position(|g| g.name == scale.group)
+            else {
+                return fail(
+                    at,
+                    format!(
+                        "{path}.scale.group: job \"{}\" has no group \"{}\"",
+                        scale.job, scale.group
+                    ),
+                );
+            };
+            if u64::from(scale.count) > limits::MAX_ALLOCATIONS {
+                return fail(
+                    at,
+                    format!(
+                        "{path}.scale.count: {} exceeds the limit of {} allocations (MAX_ALLOCATIONS)",
+                        scale.count,
+                        limits::MAX_ALLOCATIONS
+                    ),
+                );
+            }
+            actions.push(TimelineAction::Scale {
+                job: job_id,
+                group,
+                count: scale.count,
+            });
+        }
+        if let Some(health) = &event.plugin_health {
+            let Some(&plugin) = plugin_ids.get(health.plugin.as_str()) else {
+                return fail(
+                    at,
+                    format!(
+                        "{path}.plugin_health.plugin: no plugin with id \"{}\" under plugins",
+                        health.plugin
+                    ),
+                );
+            };
+            let node_id = node(&health.node, "plugin_health.node")?;
+            if !nodes[node_id.index()]
+                .csi_plugins
+                .iter()
+                .any(|p| p.plugin == plugin)
+            {
+                return fail(
+                    at,
+                    format!(
+                        "{path}.plugin_health: node \"{}\" does not run plugin \"{}\"",
+                        health.node, health.plugin
+                    ),
+                );
+            }
+            actions.push(TimelineAction::PluginHealth {
+                plugin,
+                node: node_id,
+                healthy: health.healthy,
+            });
+        }
+        if let Some(name) = &event.stop_job {
+            actions.push(TimelineAction::StopJob(job(name, "stop_job")?));
+        }
+        let action = match actions.len() {
+            1 => actions.pop().expect("one action"),
+            0 => {
+                return fail(
+                    at,
+                    format!(
+                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job"
+                    ),
+                );
+            }
+            _ => {
+                return fail(
+                    at,
+                    format!(
+                        "{path}: give exactly one action per event, found {}",
+                        actions.len()
+                    ),
+                );
+            }
+        };
+        events.push(TimedEvent {
+            at: event.at.0,
+            action,
+        });
+    }
+    Ok(events)
+}
+
+/// Refuses scenarios whose desired allocations, at any moment, exceed MAX_ALLOCATIONS.
+fn check_allocation_budget(jobs: &[JobSpec], events: &[TimedEvent]) -> Result<(), Fail> {
+    let mut total: u64 = jobs
+        .iter()
+        .flat_map(|job| job.groups.iter())
+        .map(|group| u64::from(group.count))
+        .sum();
+    for event in events {
+        if let TimelineAction::Scale { count, .. } = event.action {
+            total = total.saturating_add(u64::from(count));
+        }
+    }
+    if total > limits::MAX_ALLOCATIONS {
+        return Err((
+            None,
+            format!(
+                "jobs: {total} desired allocations (counts plus scale events) exceed the limit of {} (MAX_ALLOCATIONS)",
+                limits::MAX_ALLOCATIONS
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn resolve_expectations(
+    raw: Option<BTreeMap<Policy, BTreeMap<crate::model::metrics::Metric, Spanned<RawExpectValue>>>>,
+    policies: &[Policy],
+) -> Result<Vec<Expectation>, Fail> {
+    let mut expectations = Vec::new();
+    for (policy, metrics) in raw.into_iter().flatten() {
+        for (metric, value) in metrics {
+            let path = format!("expect.{policy}.{}", metric.name());
+            if !policies.contains(&policy) {
+                return fail(
+                    value.referenced,
+                    format!("{path}: this scenario does not run {policy} (see schedulers)"),
+                );
+            }
+            let (comparison, number) = match &value.value {
+                RawExpectValue::Number(n) if n.is_finite() => {
+                    (crate::model::expect::Comparison::Eq, *n)
+                }
+                RawExpectValue::Number(n) => {
+                    return fail(
+                        value.referenced,
+                        format!("{path}: {n} is not a finite number"),
+                    );
+                }
+                RawExpectValue::Text(text) => parse_comparison(text)
+                    .map_err(|message| (Some(value.referenced), format!("{path}: {message}")))?,
+            };
+            expectations.push(Expectation {
+                policy,
+                metric,
+                comparison,
+                value: number,
+            });
+        }
+    }
+    Ok(expectations)
+}

@@ -1,0 +1,272 @@
+//! The scenario file exactly as written: serde types mirroring the YAML, with
+//! `deny_unknown_fields` everywhere so a typo is an error, never ignored.
+//! Entries that later checks may complain about are wrapped in `Spanned` so
+//! those errors can point at `file:line:column` too.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+use serde_saphyr::Spanned;
+
+use crate::model::access::AccessMode;
+use crate::model::metrics::Metric;
+use crate::model::policy::Policy;
+use crate::model::time::{Millis, parse_duration};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub seed: Option<u64>,
+    pub horizon: Option<RawDuration>,
+    pub schedulers: Option<Vec<Policy>>,
+    pub cluster: Option<RawCluster>,
+    #[serde(default)]
+    pub nodes: Vec<Spanned<RawNode>>,
+    #[serde(default)]
+    pub plugins: Vec<Spanned<RawPlugin>>,
+    #[serde(default)]
+    pub volumes: Vec<Spanned<RawVolume>>,
+    #[serde(default)]
+    pub jobs: Vec<Spanned<RawJob>>,
+    #[serde(default)]
+    pub events: Vec<Spanned<RawEvent>>,
+    pub expect: Option<BTreeMap<Policy, BTreeMap<Metric, Spanned<RawExpectValue>>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCluster {
+    pub scheduler_workers: Option<u32>,
+    pub scheduler_latency: Option<RawDuration>,
+    pub pull_delay: Option<RawDuration>,
+    pub node_detach_latency: Option<RawDuration>,
+    pub controller_detach_latency: Option<RawDuration>,
+    pub claim_retry_deadline: Option<RawDuration>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNode {
+    pub id: String,
+    pub count: Option<u32>,
+    pub datacenter: Option<String>,
+    pub node_class: Option<String>,
+    pub attributes: Option<BTreeMap<String, String>>,
+    pub cpu: Option<u64>,
+    pub memory: Option<u64>,
+    pub drivers: Option<Vec<String>>,
+    pub topology: Option<BTreeMap<String, String>>,
+    pub csi_plugins: Option<Vec<RawNodePlugin>>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNodePlugin {
+    pub id: String,
+    pub healthy: Option<bool>,
+    pub max_volumes: Option<u32>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPlugin {
+    pub id: String,
+    pub enforces_access_mode: bool,
+    pub publish_latency: Option<RawDuration>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RawAttachmentMode {
+    FileSystem,
+    BlockDevice,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawVolume {
+    pub id: String,
+    pub count: Option<u32>,
+    pub plugin_id: String,
+    pub access_mode: AccessMode,
+    pub attachment_mode: Option<RawAttachmentMode>,
+    pub topologies: Option<Vec<BTreeMap<String, String>>>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RawJobType {
+    Service,
+    Batch,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawJob {
+    pub id: String,
+    pub replicas: Option<u32>,
+    #[serde(rename = "type")]
+    pub job_type: Option<RawJobType>,
+    pub submit_at: Option<RawDuration>,
+    pub datacenters: Option<Vec<String>>,
+    pub priority: Option<u32>,
+    pub constraints: Option<Vec<RawConstraint>>,
+    pub groups: Vec<Spanned<RawGroup>>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConstraint {
+    pub attribute: String,
+    pub operator: Option<String>,
+    pub value: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGroup {
+    pub name: String,
+    pub count: Option<u32>,
+    pub volumes: Option<BTreeMap<String, Spanned<RawVolumeRequest>>>,
+    pub reschedule: Option<RawReschedule>,
+    pub constraints: Option<Vec<RawConstraint>>,
+    pub tasks: Vec<Spanned<RawTask>>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RawVolumeType {
+    Csi,
+    Host,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawVolumeRequest {
+    #[serde(rename = "type")]
+    pub volume_type: RawVolumeType,
+    pub source: String,
+    pub read_only: Option<bool>,
+    pub per_alloc: Option<bool>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RawDelayFunction {
+    Constant,
+    Exponential,
+    Fibonacci,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReschedule {
+    pub attempts: Option<u32>,
+    pub interval: Option<RawDuration>,
+    pub delay: Option<RawDuration>,
+    pub delay_function: Option<RawDelayFunction>,
+    pub max_delay: Option<RawDuration>,
+    pub unlimited: Option<bool>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTask {
+    pub name: String,
+    pub driver: Option<String>,
+    pub cpu: Option<u64>,
+    pub memory: Option<u64>,
+    pub run_for: Option<RawDuration>,
+    pub volume_mounts: Option<Vec<RawVolumeMount>>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawVolumeMount {
+    pub volume: String,
+    pub destination: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEvent {
+    pub at: RawDuration,
+    pub node_down: Option<String>,
+    pub node_up: Option<String>,
+    pub node_drain: Option<String>,
+    pub scale: Option<RawScale>,
+    pub plugin_health: Option<RawPluginHealth>,
+    pub stop_job: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScale {
+    pub job: String,
+    pub group: String,
+    pub count: u32,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPluginHealth {
+    pub plugin: String,
+    pub node: String,
+    pub healthy: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawExpectValue {
+    Number(f64),
+    Text(String),
+}
+
+/// A duration written with units. A bare number is an error that says
+/// "add a unit": `30` could mean seconds or milliseconds, and guessing wrong
+/// silently changes every result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawDuration(pub Millis);
+
+impl<'de> Deserialize<'de> for RawDuration {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct DurationVisitor;
+
+        impl Visitor<'_> for DurationVisitor {
+            type Value = RawDuration;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a duration with a unit, such as 250ms, 30s, 5m, 2h, 1d or 1h30m")
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<RawDuration, E> {
+                parse_duration(text).map(RawDuration).map_err(E::custom)
+            }
+
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<RawDuration, E> {
+                Err(E::custom(format!(
+                    "duration {n} has no unit: add a unit, e.g. \"{n}s\" or \"{n}ms\""
+                )))
+            }
+
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<RawDuration, E> {
+                if n < 0 {
+                    return Err(E::custom(format!("duration {n} is negative")));
+                }
+                self.visit_u64(n.unsigned_abs())
+            }
+
+            fn visit_f64<E: de::Error>(self, n: f64) -> Result<RawDuration, E> {
+                Err(E::custom(format!(
+                    "duration {n} has no unit: add a unit, e.g. \"{n}s\" (fractions: use ms)"
+                )))
+            }
+        }
+
+        deserializer.deserialize_any(DurationVisitor)
+    }
+}

@@ -1,0 +1,172 @@
+//! The plan applier: the single, serial place where plans become state.
+//! Like Nomad's, it re-checks each node's part of a plan against the current
+//! state (the worker planned against an older snapshot) and commits the
+//! nodes that still fit, rejecting the rest. Under plan-aware it re-checks
+//! volume claims too, so concurrent workers cannot double-claim.
+
+use std::collections::BTreeMap;
+
+use super::feasibility::plan_aware_claim_check;
+use super::scheduler::{Placement, Plan};
+use super::state::{Alloc, AllocState};
+use super::trace::{TraceKind, TraceRecord};
+use super::{Event, Simulation};
+use crate::model::access::ClaimCounts;
+use crate::model::ids::{AllocId, NodeId, VolumeId};
+use crate::model::time::Millis;
+
+impl Simulation<'_> {
+    /// Applies a plan; returns whether every part of it was committed.
+    pub(super) fn apply_plan(&mut self, plan: Plan) -> bool {
+        if plan.is_empty() {
+            return true;
+        }
+        self.metrics.plans += 1;
+        for &alloc in &plan.stops {
+            if self.allocs[alloc.index()].is_live() {
+                self.finish_alloc(alloc, AllocState::Stopped, "stopped by the scheduler");
+            }
+        }
+        // Node plans in the order their first placement appears.
+        let mut by_node: Vec<(NodeId, Vec<Placement>)> = Vec::new();
+        for placement in plan.placements {
+            match by_node.iter_mut().find(|(node, _)| *node == placement.node) {
+                Some((_, list)) => list.push(placement),
+                None => by_node.push((placement.node, vec![placement])),
+            }
+        }
+        let mut accepted_claims: BTreeMap<VolumeId, ClaimCounts> = BTreeMap::new();
+        let mut fully_applied = true;
+        for (node, placements) in by_node {
+            if let Err(reason) = self.node_plan_fits(node, &placements, &accepted_claims) {
+                fully_applied = false;
+                self.metrics.plan_rejections += 1;
+                self.record(|t| {
+                    TraceRecord::new(t, TraceKind::PlanRejected)
+                        .job(plan.job)
+                        .node(node)
+                        .detail(reason)
+                });
+                continue;
+            }
+            for placement in placements {
+                for &(volume, mode) in &placement.volumes {
+                    accepted_claims.entry(volume).or_default().add(mode);
+                }
+                self.commit_placement(placement);
+            }
+        }
+        fully_applied
+    }
+
+    fn node_plan_fits(
+        &self,
+        node: NodeId,
+        placements: &[Placement],
+        accepted_claims: &BTreeMap<VolumeId, ClaimCounts>,
+    ) -> Result<(), String> {
+        let state = &self.nodes[node.index()];
+        let spec = &self.scenario.nodes[node.index()];
+        if !state.schedulable() {
+            return Err(format!("node {} is not ready or is draining", spec.name));
+        }
+        let (mut cpu, mut memory) = (state.used_cpu, state.used_memory);
+        for placement in placements {
+            let group = &self.scenario.jobs[placement.group.job.index()].groups
+                [placement.group.group_index()];
+            cpu += group.cpu;
+            memory += group.memory;
+        }
+        if cpu > spec.cpu || memory > spec.memory {
+            return Err(format!("allocations no longer fit on node {}", spec.name));
+        }
+        if self.policy.plan_aware_claims() {
+            let mut mine: BTreeMap<VolumeId, ClaimCounts> = BTreeMap::new();
+            for placement in placements {
+                for &(volume, mode) in &placement.volumes {
+                    let held = self.volumes[volume.index()]
+                        .plan_aware_counts()
+                        .plus(accepted_claims.get(&volume).copied().unwrap_or_default())
+                        .plus(mine.get(&volume).copied().unwrap_or_default());
+                    let access_mode = self.scenario.volumes[volume.index()].access_mode;
+                    plan_aware_claim_check(volume, access_mode, held, mode)
+                        .map_err(|reason| reason.describe(self.scenario))?;
+                    mine.entry(volume).or_default().add(mode);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn commit_placement(&mut self, placement: Placement) {
+        let now = self.now();
+        let id = AllocId::from_index(self.allocs.len());
+        let group_spec =
+            &self.scenario.jobs[placement.group.job.index()].groups[placement.group.group_index()];
+        let (history, mut penalty_nodes) = match placement.previous {
+            Some(previous) if placement.reschedule => {
+                let old = &self.allocs[previous.index()];
+                let delays: Vec<Millis> = old.reschedule_history.iter().map(|&(_, d)| d).collect();
+                let delay = super::reschedule::next_delay(&group_spec.reschedule, &delays);
+                let mut history = old.reschedule_history.clone();
+                history.push((now, delay));
+                let mut penalty = old.penalty_nodes.clone();
+                penalty.push(old.node);
+                (history, penalty)
+            }
+            _ => (Vec::new(), Vec::new()),
+        };
+        penalty_nodes.dedup();
+        if let Some(previous) = placement.previous {
+            self.allocs[previous.index()].replaced = true;
+            if placement.reschedule {
+                self.metrics.reschedules += 1;
+            }
+        }
+        let node = &mut self.nodes[placement.node.index()];
+        node.used_cpu += group_spec.cpu;
+        node.used_memory += group_spec.memory;
+        node.allocs.insert(id);
+        *node.group_allocs.entry(placement.group).or_default() += 1;
+        for &(volume, mode) in &placement.volumes {
+            let state = &mut self.volumes[volume.index()];
+            state.reserved.insert(id, mode);
+            state.reserved_counts.add(mode);
+        }
+        let job = &mut self.jobs[placement.group.job.index()];
+        job.latest[placement.group.group_index()].insert(placement.index, id);
+        self.metrics.placed += 1;
+        let detail = match placement.previous {
+            Some(previous) if placement.reschedule => {
+                format!("reschedule of alloc #{}", previous.0)
+            }
+            Some(previous) => format!("replaces alloc #{}", previous.0),
+            None => String::new(),
+        };
+        let (group, index, node_id) = (placement.group, placement.index, placement.node);
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::Placed)
+                .alloc(group, index)
+                .node(node_id)
+                .detail(detail)
+        });
+        self.allocs.push(Alloc {
+            group: placement.group,
+            index: placement.index,
+            node: placement.node,
+            state: AllocState::Pulling,
+            volumes: placement.volumes,
+            next_volume: 0,
+            claim_backoff: Millis::ZERO,
+            claim_deadline: Millis::ZERO,
+            failed_at: Millis::ZERO,
+            reschedule_history: history,
+            penalty_nodes,
+            replaced: false,
+            followup_scheduled: false,
+            migrate: false,
+        });
+        self.queue
+            .schedule_in(self.scenario.cluster.pull_delay, Event::AllocPulled(id));
+    }
+}

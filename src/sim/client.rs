@@ -1,0 +1,389 @@
+//! The client side of an allocation's life: pull, claim each volume from the
+//! server, have the plugin publish it, run, stop; and the asynchronous claim
+//! release that follows (node detach, then controller detach).
+
+use super::state::{AllocState, Claim, ClaimState, NodeStatus};
+use super::trace::{TraceKind, TraceRecord};
+use super::{Event, Simulation};
+use crate::model::access::{ClaimMode, Refusal, admit, permits};
+use crate::model::ids::{AllocId, VolumeId};
+use crate::model::time::Millis;
+
+/// Nomad 1.3+ clients retry a refused claim: 1s, doubling, at most 1m apart.
+const CLAIM_RETRY_FIRST: Millis = Millis::from_secs(1);
+const CLAIM_RETRY_MAX: Millis = Millis::from_secs(60);
+
+/// The server's error for a claim beyond the access mode (Nomad's ErrCSIVolumeMaxClaims).
+const MAX_CLAIMS_REACHED: &str = "volume max claims reached";
+const UNSCHEDULABLE: &str = "volume is currently unschedulable";
+
+impl Simulation<'_> {
+    pub(super) fn alloc_pulled(&mut self, id: AllocId) {
+        if self.allocs[id.index()].state != AllocState::Pulling {
+            return;
+        }
+        if self.allocs[id.index()].volumes.is_empty() {
+            self.start_running(id);
+        } else {
+            self.begin_claiming(id);
+            self.claim_attempt(id);
+        }
+    }
+
+    fn begin_claiming(&mut self, id: AllocId) {
+        let deadline = self.now() + self.scenario.cluster.claim_retry_deadline;
+        let alloc = &mut self.allocs[id.index()];
+        alloc.state = AllocState::Claiming;
+        alloc.claim_backoff = CLAIM_RETRY_FIRST;
+        alloc.claim_deadline = deadline;
+    }
+
+    /// The client asks the server to claim its next volume.
+    pub(super) fn claim_attempt(&mut self, id: AllocId) {
+        let alloc = &self.allocs[id.index()];
+        if alloc.state != AllocState::Claiming {
+            return;
+        }
+        let (volume, mode) = alloc.volumes[alloc.next_volume];
+        let (group, index, node) = (alloc.group, alloc.index, alloc.node);
+        match self.server_claim_check(volume, mode, group.job) {
+            Ok(()) => self.grant_claim(id, volume, mode),
+            Err(reason) => {
+                self.metrics.claim_failures += 1;
+                self.record(|t| {
+                    TraceRecord::new(t, TraceKind::ClaimRejected)
+                        .alloc(group, index)
+                        .node(node)
+                        .volume(volume)
+                        .detail(reason)
+                });
+                let volume_name = &self.scenario.volumes[volume.index()].name;
+                let failure = format!("could not claim volume {volume_name}: {reason}");
+                if !self.policy.exact_server_check() {
+                    // Nomad 1.0-1.2 clients do not retry: the allocation fails.
+                    self.finish_alloc(id, AllocState::Failed, &failure);
+                    return;
+                }
+                let now = self.now();
+                let alloc = &mut self.allocs[id.index()];
+                let retry_at = now + alloc.claim_backoff;
+                if retry_at > alloc.claim_deadline {
+                    self.finish_alloc(id, AllocState::Failed, &failure);
+                    return;
+                }
+                alloc.claim_backoff = (alloc.claim_backoff.saturating_mul(2)).min(CLAIM_RETRY_MAX);
+                self.queue.schedule(retry_at, Event::ClaimAttempt(id));
+            }
+        }
+    }
+
+    /// The server's claim check under the policy.
+    fn server_claim_check(
+        &self,
+        volume: VolumeId,
+        mode: ClaimMode,
+        job: crate::model::ids::JobId,
+    ) -> Result<(), &'static str> {
+        let state = &self.volumes[volume.index()];
+        let access_mode = self.scenario.volumes[volume.index()].access_mode;
+        if self.policy.exact_server_check() {
+            return admit(access_mode, state.ledger_counts, mode).map_err(
+                |refusal| match refusal {
+                    Refusal::ReadOnly => UNSCHEDULABLE,
+                    Refusal::NoFreeReaderClaims | Refusal::NoFreeWriterClaims => MAX_CLAIMS_REACHED,
+                },
+            );
+        }
+        let other_job_writes = state
+            .ledger
+            .values()
+            .any(|claim| claim.mode == ClaimMode::Write && claim.job != job);
+        if mode == ClaimMode::Write && other_job_writes {
+            return Err(MAX_CLAIMS_REACHED);
+        }
+        Ok(())
+    }
+
+    fn grant_claim(&mut self, id: AllocId, volume: VolumeId, mode: ClaimMode) {
+        let alloc = &mut self.allocs[id.index()];
+        alloc.state = AllocState::Publishing;
+        let (group, index, node) = (alloc.group, alloc.index, alloc.node);
+        let state = &mut self.volumes[volume.index()];
+        if state.reserved.remove(&id).is_some() {
+            state.reserved_counts.remove(mode);
+        }
+        state.ledger.insert(
+            id,
+            Claim {
+                mode,
+                node,
+                job: group.job,
+                state: ClaimState::Taken,
+                published: false,
+            },
+        );
+        state.ledger_counts.add(mode);
+        *self.nodes[node.index()]
+            .claimed_volumes
+            .entry(volume)
+            .or_default() += 1;
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::ClaimGranted)
+                .alloc(group, index)
+                .node(node)
+                .volume(volume)
+                .detail(mode.name())
+        });
+        let plugin = &self.scenario.plugins[self.scenario.volumes[volume.index()].plugin.index()];
+        self.queue
+            .schedule_in(plugin.publish_latency, Event::PublishDone(id));
+    }
+
+    /// The node plugin finished publishing: an enforcing plugin refuses a
+    /// publish that breaks the access mode; a toy plugin grants it.
+    pub(super) fn publish_done(&mut self, id: AllocId) {
+        let alloc = &self.allocs[id.index()];
+        if alloc.state != AllocState::Publishing {
+            return;
+        }
+        let (volume, mode) = alloc.volumes[alloc.next_volume];
+        let (group, index, node) = (alloc.group, alloc.index, alloc.node);
+        let volume_spec = &self.scenario.volumes[volume.index()];
+        let plugin = &self.scenario.plugins[volume_spec.plugin.index()];
+        let state = &mut self.volumes[volume.index()];
+        let mut after = state.published_counts;
+        after.add(mode);
+        let legal = permits(volume_spec.access_mode, after);
+        if !legal && plugin.enforces_access_mode {
+            self.metrics.claim_failures += 1;
+            let detail = format!(
+                "plugin {} refused to publish: {} volume {} is already published ({} readers, {} writers)",
+                plugin.name,
+                volume_spec.access_mode,
+                volume_spec.name,
+                state.published_counts.readers,
+                state.published_counts.writers
+            );
+            self.record(|t| {
+                TraceRecord::new(t, TraceKind::ClaimRejected)
+                    .alloc(group, index)
+                    .node(node)
+                    .volume(volume)
+                    .detail(detail.clone())
+            });
+            self.finish_alloc(id, AllocState::Failed, &detail);
+            return;
+        }
+        state.published_counts = after;
+        state
+            .ledger
+            .get_mut(&id)
+            .expect("a publishing allocation holds its claim")
+            .published = true;
+        if !legal {
+            self.metrics.violations += 1;
+            if state.violating_since.is_none() {
+                state.violating_since = Some(self.queue.now());
+            }
+            let detail = format!(
+                "{} volume {} published to {} readers and {} writers",
+                volume_spec.access_mode, volume_spec.name, after.readers, after.writers
+            );
+            self.record(|t| {
+                TraceRecord::new(t, TraceKind::Violation)
+                    .alloc(group, index)
+                    .node(node)
+                    .volume(volume)
+                    .detail(detail)
+            });
+        }
+        let alloc = &mut self.allocs[id.index()];
+        alloc.next_volume += 1;
+        if alloc.next_volume < alloc.volumes.len() {
+            self.begin_claiming(id);
+            self.claim_attempt(id);
+        } else {
+            self.start_running(id);
+        }
+    }
+
+    fn start_running(&mut self, id: AllocId) {
+        let alloc = &mut self.allocs[id.index()];
+        alloc.state = AllocState::Running;
+        let (group, index, node) = (alloc.group, alloc.index, alloc.node);
+        self.jobs[group.job.index()].running[group.group_index()] += 1;
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::Running)
+                .alloc(group, index)
+                .node(node)
+        });
+        self.refresh_group(group);
+        let run_for = self.scenario.jobs[group.job.index()].groups[group.group_index()].run_for;
+        if let Some(run_for) = run_for {
+            self.queue.schedule_in(run_for, Event::TaskComplete(id));
+        }
+    }
+
+    pub(super) fn task_complete(&mut self, id: AllocId) {
+        if self.allocs[id.index()].state == AllocState::Running {
+            self.finish_alloc(id, AllocState::Complete, "all tasks completed");
+        }
+    }
+
+    /// Moves a live allocation to a terminal state: frees its resources,
+    /// drops its unclaimed reservations and starts releasing its claims.
+    pub(super) fn finish_alloc(&mut self, id: AllocId, terminal: AllocState, detail: &str) {
+        assert!(
+            terminal.is_terminal(),
+            "finish_alloc needs a terminal state"
+        );
+        let now = self.now();
+        let alloc = &mut self.allocs[id.index()];
+        assert!(alloc.is_live(), "alloc #{} finished twice", id.0);
+        let was_running = alloc.state == AllocState::Running;
+        alloc.state = terminal;
+        if terminal == AllocState::Failed {
+            alloc.failed_at = now;
+        }
+        let (group, index, node) = (alloc.group, alloc.index, alloc.node);
+        let volumes = alloc.volumes.clone();
+        let job = &mut self.jobs[group.job.index()];
+        if was_running {
+            job.running[group.group_index()] -= 1;
+        }
+        if terminal == AllocState::Complete {
+            job.complete[group.group_index()] += 1;
+        }
+        let group_spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
+        let node_state = &mut self.nodes[node.index()];
+        node_state.used_cpu -= group_spec.cpu;
+        node_state.used_memory -= group_spec.memory;
+        assert!(node_state.allocs.remove(&id), "a live alloc is on its node");
+        let on_node = node_state
+            .group_allocs
+            .get_mut(&group)
+            .expect("group counted on node");
+        *on_node -= 1;
+        if *on_node == 0 {
+            node_state.group_allocs.remove(&group);
+        }
+        for (volume, mode) in volumes {
+            let state = &mut self.volumes[volume.index()];
+            if state.reserved.remove(&id).is_some() {
+                state.reserved_counts.remove(mode);
+            }
+            if state.ledger.contains_key(&id) {
+                self.begin_release(id, volume);
+            }
+        }
+        let kind = match terminal {
+            AllocState::Failed => {
+                self.metrics.client_failures += 1;
+                TraceKind::Failed
+            }
+            AllocState::Complete => TraceKind::Complete,
+            AllocState::Lost => TraceKind::Lost,
+            _ => TraceKind::Stopped,
+        };
+        self.record(|t| {
+            TraceRecord::new(t, kind)
+                .alloc(group, index)
+                .node(node)
+                .detail(detail)
+        });
+        self.refresh_group(group);
+        if terminal == AllocState::Failed {
+            // Nomad creates an evaluation when an allocation fails.
+            self.enqueue_eval(group.job);
+        }
+        self.unblock();
+    }
+
+    /// Claims are released asynchronously. A node that is down cannot
+    /// node-detach, so its claims wait for the controller path alone.
+    fn begin_release(&mut self, id: AllocId, volume: VolumeId) {
+        let node = self.volumes[volume.index()].ledger[&id].node;
+        let cluster = &self.scenario.cluster;
+        if self.nodes[node.index()].status == NodeStatus::Ready {
+            self.queue
+                .schedule_in(cluster.node_detach_latency, Event::NodeDetach(id, volume));
+        } else {
+            self.queue.schedule_in(
+                cluster.controller_detach_latency,
+                Event::ControllerDetach(id, volume),
+            );
+        }
+    }
+
+    pub(super) fn node_detach(&mut self, id: AllocId, volume: VolumeId) {
+        let claim = &self.volumes[volume.index()].ledger[&id];
+        let controller = self.scenario.cluster.controller_detach_latency;
+        if self.nodes[claim.node.index()].status != NodeStatus::Ready {
+            // The node went down before it could unpublish.
+            self.queue
+                .schedule_in(controller, Event::ControllerDetach(id, volume));
+            return;
+        }
+        let claim = self.volumes[volume.index()]
+            .ledger
+            .get_mut(&id)
+            .expect("claim being released");
+        claim.state = ClaimState::NodeDetached;
+        let (mode, was_published) = (claim.mode, std::mem::take(&mut claim.published));
+        if was_published {
+            self.unpublish(volume, mode);
+        }
+        self.queue
+            .schedule_in(controller, Event::ControllerDetach(id, volume));
+    }
+
+    pub(super) fn controller_detach(&mut self, id: AllocId, volume: VolumeId) {
+        let claim = self.volumes[volume.index()]
+            .ledger
+            .remove(&id)
+            .expect("claim being released");
+        if claim.published {
+            self.unpublish(volume, claim.mode);
+        }
+        self.volumes[volume.index()]
+            .ledger_counts
+            .remove(claim.mode);
+        let node = &mut self.nodes[claim.node.index()];
+        let refs = node
+            .claimed_volumes
+            .get_mut(&volume)
+            .expect("claim counted on node");
+        *refs -= 1;
+        if *refs == 0 {
+            node.claimed_volumes.remove(&volume);
+        }
+        let alloc = &self.allocs[id.index()];
+        let (group, index) = (alloc.group, alloc.index);
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::ClaimReleased)
+                .alloc(group, index)
+                .node(claim.node)
+                .volume(volume)
+                .detail(claim.mode.name())
+        });
+        self.unblock();
+    }
+
+    fn unpublish(&mut self, volume: VolumeId, mode: ClaimMode) {
+        let now = self.now();
+        let access_mode = self.scenario.volumes[volume.index()].access_mode;
+        let state = &mut self.volumes[volume.index()];
+        state.published_counts.remove(mode);
+        if let Some(since) = state.violating_since
+            && permits(access_mode, state.published_counts)
+        {
+            state.violating_since = None;
+            self.metrics.violation_time += now - since;
+            self.record(|t| {
+                TraceRecord::new(t, TraceKind::ViolationEnded)
+                    .volume(volume)
+                    .detail(format!("{}s in violation", now - since))
+            });
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! Feasibility: can this node take this allocation? Checks run in Nomad's
+//! order (constraints, drivers, CSI volumes, then resources) and a refused
+//! node is tallied under the reason Nomad would give.
+
+use crate::model::access::{ClaimCounts, ClaimMode, Refusal, admit};
+use crate::model::ids::{GroupRef, NodeId, PluginId, VolumeId};
+use crate::model::scenario::{
+    Constraint, ConstraintOperator, ConstraintTarget, NodeSpec, Scenario,
+};
+
+/// Why a node was filtered out. Ids, not names: rendering happens once, at
+/// the edge, with [`FilterReason::describe`].
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FilterReason {
+    /// A constraint, by its index in the job's then the group's list.
+    Constraint {
+        group: GroupRef,
+        index: usize,
+    },
+    MissingDrivers,
+    CsiVolumeMissing(String),
+    CsiPluginMissing {
+        plugin: PluginId,
+        node: NodeId,
+    },
+    CsiPluginUnhealthy {
+        plugin: PluginId,
+        node: NodeId,
+    },
+    CsiPluginMaxVolumes {
+        plugin: PluginId,
+        node: NodeId,
+    },
+    CsiTopology,
+    CsiNoReaderClaims(VolumeId),
+    CsiReadOnly(VolumeId),
+    CsiNoWriterClaims(VolumeId),
+    CpuExhausted,
+    MemoryExhausted,
+    /// No node is ready, eligible and in the job's datacenters.
+    NoNodes,
+}
+
+impl FilterReason {
+    /// The reason in Nomad's words.
+    pub fn describe(&self, scenario: &Scenario) -> String {
+        let plugin = |id: &PluginId| scenario.plugins[id.index()].name.as_str();
+        let node = |id: &NodeId| scenario.nodes[id.index()].name.as_str();
+        let volume = |id: &VolumeId| scenario.volumes[id.index()].name.as_str();
+        match self {
+            FilterReason::Constraint { group, index } => {
+                let job = &scenario.jobs[group.job.index()];
+                let constraint = job
+                    .constraints
+                    .iter()
+                    .chain(job.groups[group.group_index()].constraints.iter())
+                    .nth(*index)
+                    .expect("constraint index is valid");
+                constraint.text.clone()
+            }
+            FilterReason::MissingDrivers => "missing drivers".to_string(),
+            FilterReason::CsiVolumeMissing(name) => format!("missing CSI volume(s) {name}"),
+            FilterReason::CsiPluginMissing { plugin: p, node: n } => {
+                format!(
+                    "CSI plugin {} is missing from client {}",
+                    plugin(p),
+                    node(n)
+                )
+            }
+            FilterReason::CsiPluginUnhealthy { plugin: p, node: n } => {
+                format!(
+                    "CSI plugin {} is unhealthy on client {}",
+                    plugin(p),
+                    node(n)
+                )
+            }
+            FilterReason::CsiPluginMaxVolumes { plugin: p, node: n } => format!(
+                "CSI plugin {} has the maximum number of volumes on client {}",
+                plugin(p),
+                node(n)
+            ),
+            FilterReason::CsiTopology => "did not meet topology requirement".to_string(),
+            FilterReason::CsiNoReaderClaims(v) => format!(
+                "CSI volume {} is unschedulable or has exhausted its available reader claims",
+                volume(v)
+            ),
+            FilterReason::CsiReadOnly(v) => {
+                format!("CSI volume {} is unschedulable or is read-only", volume(v))
+            }
+            FilterReason::CsiNoWriterClaims(v) => {
+                format!(
+                    "CSI volume {} has exhausted its available writer claims",
+                    volume(v)
+                )
+            }
+            FilterReason::CpuExhausted => "Dimension \"cpu\" exhausted".to_string(),
+            FilterReason::MemoryExhausted => "Dimension \"memory\" exhausted".to_string(),
+            FilterReason::NoNodes => "No nodes were eligible for evaluation".to_string(),
+        }
+    }
+
+    pub fn from_refusal(refusal: Refusal, volume: VolumeId) -> FilterReason {
+        match refusal {
+            Refusal::ReadOnly => FilterReason::CsiReadOnly(volume),
+            Refusal::NoFreeReaderClaims => FilterReason::CsiNoReaderClaims(volume),
+            Refusal::NoFreeWriterClaims => FilterReason::CsiNoWriterClaims(volume),
+        }
+    }
+}
+
+/// Whether a node satisfies one constraint.
+pub fn constraint_holds(constraint: &Constraint, node: &NodeSpec) -> bool {
+    let actual: Option<&str> = match &constraint.target {
+        ConstraintTarget::Attribute(key) => node.attributes.get(key).map(String::as_str),
+        ConstraintTarget::Datacenter => Some(node.datacenter.as_str()),
+        ConstraintTarget::NodeClass => Some(node.node_class.as_str()),
+        ConstraintTarget::NodeName => Some(node.name.as_str()),
+    };
+    match constraint.operator {
+        ConstraintOperator::Equal => actual == Some(constraint.value.as_str()),
+        ConstraintOperator::NotEqual => actual != Some(constraint.value.as_str()),
+        ConstraintOperator::IsSet => actual.is_some(),
+        ConstraintOperator::IsNotSet => actual.is_none(),
+    }
+}
+
+/// Nomad's check for a write request under the naive view: a reader-only mode
+/// refuses writers; single-writer modes refuse a second writer *of another
+/// job*; reader claims are never counted.
+pub fn naive_claim_check(
+    volume: VolumeId,
+    access_mode: crate::model::access::AccessMode,
+    request: ClaimMode,
+    other_job_writer: bool,
+) -> Result<(), FilterReason> {
+    use crate::model::access::AccessMode::*;
+    if request == ClaimMode::Read {
+        return Ok(());
+    }
+    if !access_mode.allows_writers() {
+        return Err(FilterReason::CsiReadOnly(volume));
+    }
+    if matches!(access_mode, SingleNodeWriter | MultiNodeSingleWriter) && other_job_writer {
+        return Err(FilterReason::CsiNoWriterClaims(volume));
+    }
+    Ok(())
+}
+
+/// The plan-aware check: the exact access-mode rule over every claim that is
+/// or will be held.
+pub fn plan_aware_claim_check(
+    volume: VolumeId,
+    access_mode: crate::model::access::AccessMode,
+    held: ClaimCounts,
+    request: ClaimMode,
+) -> Result<(), FilterReason> {
+    admit(access_mode, held, request).map_err(|refusal| FilterReason::from_refusal(refusal, volume))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::access::AccessMode;
+
+    fn volume() -> VolumeId {
+        VolumeId(0)
+    }
+
+    #[test]
+    fn naive_never_counts_readers() {
+        for mode in AccessMode::ALL {
+            assert!(
+                naive_claim_check(volume(), mode, ClaimMode::Read, true).is_ok(),
+                "{mode}"
+            );
+        }
+    }
+
+    #[test]
+    fn naive_counts_only_other_jobs_writers() {
+        let mode = AccessMode::SingleNodeWriter;
+        assert!(naive_claim_check(volume(), mode, ClaimMode::Write, false).is_ok());
+        assert_eq!(
+            naive_claim_check(volume(), mode, ClaimMode::Write, true),
+            Err(FilterReason::CsiNoWriterClaims(volume()))
+        );
+        assert_eq!(
+            naive_claim_check(
+                volume(),
+                AccessMode::MultiNodeReaderOnly,
+                ClaimMode::Write,
+                false
+            ),
+            Err(FilterReason::CsiReadOnly(volume()))
+        );
+        assert!(
+            naive_claim_check(
+                volume(),
+                AccessMode::MultiNodeMultiWriter,
+                ClaimMode::Write,
+                true
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn plan_aware_counts_everything_held() {
+        let one_reader = ClaimCounts {
+            readers: 1,
+            writers: 0,
+        };
+        assert_eq!(
+            plan_aware_claim_check(
+                volume(),
+                AccessMode::SingleNodeReaderOnly,
+                one_reader,
+                ClaimMode::Read
+            ),
+            Err(FilterReason::CsiNoReaderClaims(volume()))
+        );
+        let one_writer = ClaimCounts {
+            readers: 0,
+            writers: 1,
+        };
+        assert_eq!(
+            plan_aware_claim_check(
+                volume(),
+                AccessMode::SingleNodeWriter,
+                one_writer,
+                ClaimMode::Write
+            ),
+            Err(FilterReason::CsiNoWriterClaims(volume()))
+        );
+        assert!(
+            plan_aware_claim_check(
+                volume(),
+                AccessMode::MultiNodeSingleWriter,
+                one_writer,
+                ClaimMode::Read
+            )
+            .is_ok()
+        );
+    }
+}

@@ -1,0 +1,104 @@
+//! Whole-state invariants, checked after every event when a run asks for it
+//! (tests and property tests do). Cheap ones are asserted where state changes.
+
+use super::Simulation;
+use super::state::AllocState;
+use crate::model::access::{ClaimCounts, permits};
+
+impl Simulation<'_> {
+    pub(super) fn check_invariants(&self) {
+        let mut cpu = vec![0u64; self.nodes.len()];
+        let mut memory = vec![0u64; self.nodes.len()];
+        let mut running = vec![Vec::new(); self.jobs.len()];
+        for (j, job) in self.jobs.iter().enumerate() {
+            running[j] = vec![0u32; job.counts.len()];
+        }
+        for (index, alloc) in self.allocs.iter().enumerate() {
+            let id = crate::model::ids::AllocId::from_index(index);
+            let on_node = self.nodes[alloc.node.index()].allocs.contains(&id);
+            assert_eq!(
+                on_node,
+                alloc.is_live(),
+                "alloc #{index} ({}) node membership",
+                alloc.state.name()
+            );
+            if alloc.is_live() {
+                let group =
+                    &self.scenario.jobs[alloc.group.job.index()].groups[alloc.group.group_index()];
+                cpu[alloc.node.index()] += group.cpu;
+                memory[alloc.node.index()] += group.memory;
+            }
+            if alloc.state == AllocState::Running {
+                running[alloc.group.job.index()][alloc.group.group_index()] += 1;
+            }
+        }
+        for (index, node) in self.nodes.iter().enumerate() {
+            let spec = &self.scenario.nodes[index];
+            assert_eq!(
+                node.used_cpu, cpu[index],
+                "node {} cpu bookkeeping",
+                spec.name
+            );
+            assert_eq!(
+                node.used_memory, memory[index],
+                "node {} memory bookkeeping",
+                spec.name
+            );
+            assert!(
+                node.used_cpu <= spec.cpu,
+                "node {} cpu over-committed",
+                spec.name
+            );
+            assert!(
+                node.used_memory <= spec.memory,
+                "node {} memory over-committed",
+                spec.name
+            );
+        }
+        for (j, job) in self.jobs.iter().enumerate() {
+            assert_eq!(
+                job.running, running[j],
+                "job {} running counts",
+                self.scenario.jobs[j].name
+            );
+        }
+        for (index, volume) in self.volumes.iter().enumerate() {
+            let name = &self.scenario.volumes[index].name;
+            let mut ledger = ClaimCounts::default();
+            let mut published = ClaimCounts::default();
+            for (alloc, claim) in &volume.ledger {
+                ledger.add(claim.mode);
+                if claim.published {
+                    published.add(claim.mode);
+                }
+                assert!(
+                    !volume.reserved.contains_key(alloc),
+                    "volume {name}: claimed and reserved at once"
+                );
+            }
+            let mut reserved = ClaimCounts::default();
+            for (alloc, mode) in &volume.reserved {
+                reserved.add(*mode);
+                assert!(
+                    self.allocs[alloc.index()].is_live(),
+                    "volume {name}: reserved by a terminal alloc"
+                );
+            }
+            assert_eq!(volume.ledger_counts, ledger, "volume {name} ledger counts");
+            assert_eq!(
+                volume.reserved_counts, reserved,
+                "volume {name} reserved counts"
+            );
+            assert_eq!(
+                volume.published_counts, published,
+                "volume {name} published counts"
+            );
+            let violating = !permits(self.scenario.volumes[index].access_mode, published);
+            assert_eq!(
+                volume.violating_since.is_some(),
+                violating,
+                "volume {name} violation tracking"
+            );
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! The cluster simulation: Nomad's servers (registration, evaluation broker,
+//! scheduler workers, plan applier) and clients (claims, plugin publishes,
+//! claim release), driven by the discrete-event engine. Pure: it reads a
+//! resolved scenario and returns metrics and, if asked, a trace.
+
+mod applier;
+mod broker;
+mod client;
+pub mod feasibility;
+mod invariants;
+pub mod rank;
+pub mod reschedule;
+mod scheduler;
+pub mod state;
+mod timeline;
+pub mod trace;
+
+use crate::engine::queue::EventQueue;
+use crate::engine::rng::{SimRng, Stream};
+use crate::model::ids::{AllocId, JobId, NodeId, VolumeId};
+use crate::model::metrics::Metrics;
+use crate::model::policy::Policy;
+use crate::model::scenario::Scenario;
+use crate::model::time::Millis;
+
+use broker::EvalBroker;
+use scheduler::Plan;
+use state::*;
+use trace::TraceRecord;
+
+/// What one run produces.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    pub metrics: Metrics,
+    /// Present when the run was asked to trace.
+    pub trace: Option<Vec<TraceRecord>>,
+}
+
+/// Options of one run.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    pub policy: Policy,
+    pub seed: u64,
+    pub trace: bool,
+    /// Check every invariant after every event (slow; for tests).
+    pub check_invariants: bool,
+}
+
+/// Replays `scenario` under one policy and seed.
+pub fn simulate(scenario: &Scenario, options: RunOptions) -> RunOutput {
+    let mut sim = Simulation::new(scenario, options);
+    sim.run();
+    sim.finish()
+}
+
+/// Everything that happens, as a closed set of events.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    JobSubmit(JobId),
+    Timeline(usize),
+    /// The worker's plan reaches the plan applier.
+    PlanSubmit {
+        worker: usize,
+    },
+    /// A delayed evaluation (Nomad's reschedule "wait until" eval).
+    RescheduleDue(JobId),
+    AllocPulled(AllocId),
+    ClaimAttempt(AllocId),
+    PublishDone(AllocId),
+    TaskComplete(AllocId),
+    NodeDetach(AllocId, VolumeId),
+    ControllerDetach(AllocId, VolumeId),
+}
+
+struct Simulation<'s> {
+    scenario: &'s Scenario,
+    policy: Policy,
+    options: RunOptions,
+    queue: EventQueue<Event>,
+    shuffle_rng: SimRng,
+    nodes: Vec<NodeState>,
+    volumes: Vec<VolumeState>,
+    jobs: Vec<JobState>,
+    allocs: Vec<Alloc>,
+    broker: EvalBroker,
+    /// The plan each busy worker will submit.
+    workers: Vec<Option<Plan>>,
+    metrics: Metrics,
+    trace: Option<Vec<TraceRecord>>,
+    /// Jobs whose registration has been processed (registered or rejected).
+    jobs_submitted: usize,
+    /// Groups of registered jobs that are not fully placed.
+    unsatisfied_groups: usize,
+    /// Jobs whose last evaluation could not place everything (Nomad's blocked
+    /// evaluations): re-evaluated when capacity or a volume frees up.
+    blocked: std::collections::BTreeSet<JobId>,
+}
+
+impl<'s> Simulation<'s> {
+    fn new(scenario: &'s Scenario, options: RunOptions) -> Self {
+        let nodes = scenario
+            .nodes
+            .iter()
+            .map(|spec| NodeState {
+                status: NodeStatus::Ready,
+                eligible: true,
+                used_cpu: 0,
+                used_memory: 0,
+                plugin_healthy: spec.csi_plugins.iter().map(|p| p.healthy).collect(),
+                group_allocs: Default::default(),
+                allocs: Default::default(),
+                claimed_volumes: Default::default(),
+            })
+            .collect();
+        let jobs = scenario
+            .jobs
+            .iter()
+            .map(|spec| {
+                let groups = spec.groups.len();
+                JobState {
+                    status: JobStatus::NotSubmitted,
+                    counts: spec.groups.iter().map(|g| g.count).collect(),
+                    latest: vec![Default::default(); groups],
+                    running: vec![0; groups],
+                    complete: vec![0; groups],
+                    // Unregistered jobs count as satisfied; registration flips them.
+                    satisfied: vec![true; groups],
+                    eval_queued: false,
+                    eval_in_flight: false,
+                    eval_dirty: false,
+                }
+            })
+            .collect();
+        let mut queue = EventQueue::with_capacity(1024);
+        for (index, job) in scenario.jobs.iter().enumerate() {
+            queue.schedule(job.submit_at, Event::JobSubmit(JobId::from_index(index)));
+        }
+        for (index, event) in scenario.events.iter().enumerate() {
+            queue.schedule(event.at, Event::Timeline(index));
+        }
+        Simulation {
+            scenario,
+            policy: options.policy,
+            options,
+            queue,
+            shuffle_rng: SimRng::new(options.seed, Stream::NodeShuffle),
+            nodes,
+            volumes: vec![VolumeState::default(); scenario.volumes.len()],
+            jobs,
+            allocs: Vec::new(),
+            broker: EvalBroker::default(),
+            workers: vec![None; scenario.cluster.scheduler_workers as usize],
+            metrics: Metrics::default(),
+            trace: options.trace.then(Vec::new),
+            jobs_submitted: 0,
+            unsatisfied_groups: 0,
+            blocked: Default::default(),
+        }
+    }
+
+    fn now(&self) -> Millis {
+        self.queue.now()
+    }
+
+    fn run(&mut self) {
+        let horizon = self.scenario.horizon;
+        while let Some((_, event)) = self.queue.pop_until(horizon) {
+            self.metrics.events += 1;
+            self.handle(event);
+            self.note_full_placement();
+            if self.options.check_invariants {
+                self.check_invariants();
+            }
+        }
+    }
+
+    fn handle(&mut self, event: Event) {
+        match event {
+            Event::JobSubmit(job) => self.submit_job(job),
+            Event::Timeline(index) => self.apply_timeline(index),
+            Event::PlanSubmit { worker } => self.plan_submitted(worker),
+            Event::RescheduleDue(job) => self.enqueue_eval(job),
+            Event::AllocPulled(alloc) => self.alloc_pulled(alloc),
+            Event::ClaimAttempt(alloc) => self.claim_attempt(alloc),
+            Event::PublishDone(alloc) => self.publish_done(alloc),
+            Event::TaskComplete(alloc) => self.task_complete(alloc),
+            Event::NodeDetach(alloc, volume) => self.node_detach(alloc, volume),
+            Event::ControllerDetach(alloc, volume) => self.controller_detach(alloc, volume),
+        }
+    }
+
+    fn record(&mut self, record: impl FnOnce(Millis) -> TraceRecord) {
+        if let Some(trace) = &mut self.trace {
+            trace.push(record(self.queue.now()));
+        }
+    }
+
+    fn finish(mut self) -> RunOutput {
+        let horizon = self.scenario.horizon;
+        for volume in &mut self.volumes {
+            if let Some(since) = volume.violating_since.take() {
+                self.metrics.violation_time += horizon - since;
+            }
+        }
+        self.metrics.desired = self
+            .jobs
+            .iter()
+            .filter(|job| job.status == JobStatus::Registered)
+            .flat_map(|job| job.counts.iter())
+            .map(|&count| u64::from(count))
+            .sum();
+        self.metrics.running = self
+            .allocs
+            .iter()
+            .filter(|alloc| alloc.state == AllocState::Running)
+            .count() as u64;
+        RunOutput {
+            metrics: self.metrics,
+            trace: self.trace,
+        }
+    }
+
+    /// Records the first moment every live job has its desired count running
+    /// (batch allocations that completed count as done). Checked only once
+    /// every job has been submitted, so an early, partial cluster does not count.
+    fn note_full_placement(&mut self) {
+        if self.metrics.first_full.is_some() || self.jobs_submitted < self.jobs.len() {
+            return;
+        }
+        let any_live = self
+            .jobs
+            .iter()
+            .any(|job| job.status == JobStatus::Registered);
+        if any_live && self.unsatisfied_groups == 0 {
+            self.metrics.first_full = Some(self.now());
+        }
+    }
+
+    /// Re-derives whether a group is fully placed and keeps the count of
+    /// unsatisfied groups in step.
+    fn refresh_group(&mut self, group: crate::model::ids::GroupRef) {
+        let batch =
+            self.scenario.jobs[group.job.index()].kind == crate::model::scenario::JobKind::Batch;
+        let job = &mut self.jobs[group.job.index()];
+        let g = group.group_index();
+        let satisfied = job.status != JobStatus::Registered || {
+            let done = job.running[g] + if batch { job.complete[g] } else { 0 };
+            done >= job.counts[g]
+        };
+        if satisfied != job.satisfied[g] {
+            job.satisfied[g] = satisfied;
+            if satisfied {
+                self.unsatisfied_groups -= 1;
+            } else {
+                self.unsatisfied_groups += 1;
+            }
+        }
+    }
+
+    fn refresh_job(&mut self, job: JobId) {
+        for g in 0..self.jobs[job.index()].counts.len() {
+            self.refresh_group(crate::model::ids::GroupRef::new(job, g));
+        }
+    }
+
+    /// Capacity or a volume freed up: every blocked job gets another evaluation.
+    fn unblock(&mut self) {
+        for job in std::mem::take(&mut self.blocked) {
+            self.enqueue_eval(job);
+        }
+    }
+
+    fn node_name(&self, node: NodeId) -> &str {
+        &self.scenario.nodes[node.index()].name
+    }
+}

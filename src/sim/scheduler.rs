@@ -1,0 +1,461 @@
+//! The scheduler: one evaluation of one job. It reconciles what should run
+//! with what does (missing, failed, lost, migrating and excess allocations)
+//! and picks a node for each placement, one at a time, against a snapshot
+//! of the cluster plus what the plan being built already proposes.
+
+use std::collections::BTreeMap;
+
+use super::feasibility::{
+    FilterReason, constraint_holds, naive_claim_check, plan_aware_claim_check,
+};
+use super::rank::{self, MAX_SKIP, SKIP_THRESHOLD};
+use super::reschedule::{may_reschedule, next_delay};
+use super::state::{AllocState, JobStatus};
+use super::trace::{TraceKind, TraceRecord};
+use super::{Event, Simulation};
+use crate::model::access::{ClaimCounts, ClaimMode};
+use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
+use crate::model::scenario::{JobKind, VolumeSource};
+
+/// What a worker hands to the plan applier.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub job: JobId,
+    /// How many times this evaluation was already retried after a rejection.
+    pub attempt: u32,
+    pub stops: Vec<AllocId>,
+    pub placements: Vec<Placement>,
+}
+
+impl Plan {
+    pub fn is_empty(&self) -> bool {
+        self.stops.is_empty() && self.placements.is_empty()
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Placement {
+    pub group: GroupRef,
+    pub index: u32,
+    pub node: NodeId,
+    pub volumes: Vec<(VolumeId, ClaimMode)>,
+    /// The allocation this one replaces (failed, lost, stopped or migrating).
+    pub previous: Option<AllocId>,
+    /// It replaces a failed allocation under the reschedule policy.
+    pub reschedule: bool,
+}
+
+/// A slot the reconciler wants filled.
+struct Want {
+    group: GroupRef,
+    index: u32,
+    previous: Option<AllocId>,
+    reschedule: bool,
+}
+
+/// What the plan under construction already proposes, on top of the snapshot.
+#[derive(Default)]
+struct PlanContext {
+    /// Candidate nodes in this evaluation's shuffled order.
+    order: Vec<NodeId>,
+    /// Where the next placement starts looking (Nomad's iterator offset).
+    offset: usize,
+    resources: BTreeMap<NodeId, (u64, u64)>,
+    group_on_node: BTreeMap<(NodeId, GroupRef), u32>,
+    claims: BTreeMap<VolumeId, ClaimCounts>,
+}
+
+/// A volume request with its source resolved for one allocation index.
+enum ResolvedVolume {
+    Found(VolumeId, ClaimMode),
+    Missing(String),
+}
+
+impl Simulation<'_> {
+    pub(super) fn schedule(&mut self, job: JobId, attempt: u32) -> Plan {
+        let mut plan = Plan {
+            job,
+            attempt,
+            stops: Vec::new(),
+            placements: Vec::new(),
+        };
+        let status = self.jobs[job.index()].status;
+        if status != JobStatus::Registered {
+            plan.stops = self.live_allocs_of(job).collect();
+            return plan;
+        }
+        let wants = self.reconcile(job, &mut plan.stops);
+        if wants.is_empty() {
+            return plan;
+        }
+        let mut ctx = PlanContext {
+            order: self.candidate_nodes(job),
+            ..PlanContext::default()
+        };
+        for want in wants {
+            let volumes = self.resolve_volumes(want.group, want.index);
+            let penalty = want
+                .previous
+                .filter(|_| want.reschedule)
+                .map(|previous| self.allocs[previous.index()].penalty_nodes.clone())
+                .unwrap_or_default();
+            match self.select_node(&mut ctx, want.group, &volumes, &penalty) {
+                Ok(node) => {
+                    let volumes: Vec<(VolumeId, ClaimMode)> = volumes
+                        .into_iter()
+                        .map(|v| match v {
+                            ResolvedVolume::Found(id, mode) => (id, mode),
+                            ResolvedVolume::Missing(_) => {
+                                unreachable!("a missing volume is infeasible")
+                            }
+                        })
+                        .collect();
+                    self.propose(&mut ctx, node, want.group, &volumes);
+                    plan.placements.push(Placement {
+                        group: want.group,
+                        index: want.index,
+                        node,
+                        volumes,
+                        previous: want.previous,
+                        reschedule: want.reschedule,
+                    });
+                }
+                Err(reason) => {
+                    self.metrics.infeasible += 1;
+                    self.blocked.insert(job);
+                    let detail = reason.describe(self.scenario);
+                    let (group, index) = (want.group, want.index);
+                    self.record(|t| {
+                        TraceRecord::new(t, TraceKind::Infeasible)
+                            .alloc(group, index)
+                            .detail(detail)
+                    });
+                }
+            }
+        }
+        plan
+    }
+
+    fn live_allocs_of(&self, job: JobId) -> impl Iterator<Item = AllocId> + '_ {
+        self.jobs[job.index()]
+            .latest
+            .iter()
+            .flat_map(|slots| slots.values().copied())
+            .filter(|&id| self.allocs[id.index()].is_live())
+    }
+
+    /// Decides, slot by slot, what must be stopped and what must be placed.
+    fn reconcile(&mut self, job: JobId, stops: &mut Vec<AllocId>) -> Vec<Want> {
+        let now = self.now();
+        let spec = &self.scenario.jobs[job.index()];
+        let mut wants = Vec::new();
+        for (g, group_spec) in spec.groups.iter().enumerate() {
+            let group = GroupRef::new(job, g);
+            let count = self.jobs[job.index()].counts[g];
+            let slots: Vec<(u32, AllocId)> = self.jobs[job.index()].latest[g]
+                .iter()
+                .map(|(&index, &id)| (index, id))
+                .collect();
+            // Scale-down: Nomad stops the highest indices.
+            for &(_, id) in slots.iter().filter(|(index, _)| *index >= count) {
+                if self.allocs[id.index()].is_live() {
+                    stops.push(id);
+                }
+            }
+            let latest = &self.jobs[job.index()].latest[g];
+            for index in 0..count {
+                let Some(&id) = latest.get(&index) else {
+                    wants.push(Want {
+                        group,
+                        index,
+                        previous: None,
+                        reschedule: false,
+                    });
+                    continue;
+                };
+                let alloc = &self.allocs[id.index()];
+                match alloc.state {
+                    AllocState::Pulling
+                    | AllocState::Claiming
+                    | AllocState::Publishing
+                    | AllocState::Running => {
+                        if alloc.migrate {
+                            stops.push(id);
+                            wants.push(Want {
+                                group,
+                                index,
+                                previous: Some(id),
+                                reschedule: false,
+                            });
+                        }
+                    }
+                    // A finished batch allocation is done; a service task
+                    // that exits on its own is not restarted by plansim.
+                    AllocState::Complete => {}
+                    AllocState::Lost | AllocState::Stopped => {
+                        wants.push(Want {
+                            group,
+                            index,
+                            previous: Some(id),
+                            reschedule: false,
+                        });
+                    }
+                    AllocState::Failed => {
+                        let policy = &group_spec.reschedule;
+                        let times: Vec<_> =
+                            alloc.reschedule_history.iter().map(|&(at, _)| at).collect();
+                        if !may_reschedule(policy, &times, now) {
+                            continue;
+                        }
+                        let delays: Vec<_> =
+                            alloc.reschedule_history.iter().map(|&(_, d)| d).collect();
+                        let due = alloc.failed_at + next_delay(policy, &delays);
+                        if due <= now {
+                            wants.push(Want {
+                                group,
+                                index,
+                                previous: Some(id),
+                                reschedule: true,
+                            });
+                        } else if !alloc.followup_scheduled {
+                            self.allocs[id.index()].followup_scheduled = true;
+                            self.queue.schedule(due, Event::RescheduleDue(job));
+                        }
+                    }
+                }
+            }
+        }
+        wants
+    }
+
+    /// Ready, eligible nodes in the job's datacenters, shuffled per evaluation
+    /// (Nomad's random iterator) by the run's seeded stream.
+    fn candidate_nodes(&mut self, job: JobId) -> Vec<NodeId> {
+        let datacenters = &self.scenario.jobs[job.index()].datacenters;
+        let mut order: Vec<NodeId> = self
+            .scenario
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(i, spec)| {
+                self.nodes[*i].schedulable() && datacenters.contains(&spec.datacenter)
+            })
+            .map(|(i, _)| NodeId::from_index(i))
+            .collect();
+        self.shuffle_rng.shuffle(&mut order);
+        order
+    }
+
+    fn resolve_volumes(&self, group: GroupRef, index: u32) -> Vec<ResolvedVolume> {
+        let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
+        spec.volumes
+            .iter()
+            .map(|request| match &request.source {
+                VolumeSource::Shared(id) => ResolvedVolume::Found(*id, request.mode),
+                VolumeSource::PerAlloc { base } => {
+                    let name = format!("{base}[{index}]");
+                    match self.scenario.volume_by_name.get(&name) {
+                        Some(&id) => ResolvedVolume::Found(id, request.mode),
+                        None => ResolvedVolume::Missing(name),
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// Nomad's stack for one placement: feasibility in order, then the limit
+    /// iterator over bin-pack scores, then the best score (first on ties).
+    fn select_node(
+        &self,
+        ctx: &mut PlanContext,
+        group: GroupRef,
+        volumes: &[ResolvedVolume],
+        penalty: &[NodeId],
+    ) -> Result<NodeId, FilterReason> {
+        let total = ctx.order.len();
+        if total == 0 {
+            return Err(FilterReason::NoNodes);
+        }
+        let batch = self.scenario.jobs[group.job.index()].kind == JobKind::Batch;
+        let limit = rank::score_limit(total, batch);
+        let mut filtered: BTreeMap<FilterReason, u32> = BTreeMap::new();
+        let mut taken: Vec<(NodeId, f64)> = Vec::with_capacity(limit);
+        let mut skipped: Vec<(NodeId, f64)> = Vec::new();
+        let mut visited = 0;
+        while visited < total && taken.len() < limit {
+            let node = ctx.order[(ctx.offset + visited) % total];
+            visited += 1;
+            match self.score_node(ctx, node, group, volumes, penalty) {
+                Err(reason) => *filtered.entry(reason).or_default() += 1,
+                Ok(score) if score <= SKIP_THRESHOLD && skipped.len() < MAX_SKIP => {
+                    skipped.push((node, score));
+                }
+                Ok(score) => taken.push((node, score)),
+            }
+        }
+        ctx.offset = (ctx.offset + visited) % total;
+        let room = limit.saturating_sub(taken.len());
+        taken.extend(skipped.into_iter().take(room));
+        let mut best: Option<(NodeId, f64)> = None;
+        for (node, score) in taken {
+            if best.is_none_or(|(_, top)| score > top) {
+                best = Some((node, score));
+            }
+        }
+        match best {
+            Some((node, _)) => Ok(node),
+            // The reason most nodes were filtered for (ties: the first reason).
+            None => Err(filtered
+                .into_iter()
+                .fold(None::<(FilterReason, u32)>, |top, (reason, n)| match top {
+                    Some((_, m)) if m >= n => top,
+                    _ => Some((reason, n)),
+                })
+                .map(|(reason, _)| reason)
+                .expect("every visited node was filtered")),
+        }
+    }
+
+    /// Feasibility of one node, then its score.
+    fn score_node(
+        &self,
+        ctx: &PlanContext,
+        node: NodeId,
+        group: GroupRef,
+        volumes: &[ResolvedVolume],
+        penalty: &[NodeId],
+    ) -> Result<f64, FilterReason> {
+        let job_spec = &self.scenario.jobs[group.job.index()];
+        let group_spec = &job_spec.groups[group.group_index()];
+        let node_spec = &self.scenario.nodes[node.index()];
+        let node_state = &self.nodes[node.index()];
+
+        for (index, constraint) in job_spec
+            .constraints
+            .iter()
+            .chain(&group_spec.constraints)
+            .enumerate()
+        {
+            if !constraint_holds(constraint, node_spec) {
+                return Err(FilterReason::Constraint { group, index });
+            }
+        }
+        if !group_spec.drivers.is_subset(&node_spec.drivers) {
+            return Err(FilterReason::MissingDrivers);
+        }
+        for volume in volumes {
+            let (id, mode) = match volume {
+                ResolvedVolume::Found(id, mode) => (*id, *mode),
+                ResolvedVolume::Missing(name) => {
+                    return Err(FilterReason::CsiVolumeMissing(name.clone()));
+                }
+            };
+            self.check_volume(ctx, node, group, id, mode)?;
+        }
+        let (plan_cpu, plan_memory) = ctx.resources.get(&node).copied().unwrap_or((0, 0));
+        let used_cpu = node_state.used_cpu + plan_cpu + group_spec.cpu;
+        let used_memory = node_state.used_memory + plan_memory + group_spec.memory;
+        if used_cpu > node_spec.cpu {
+            return Err(FilterReason::CpuExhausted);
+        }
+        if used_memory > node_spec.memory {
+            return Err(FilterReason::MemoryExhausted);
+        }
+
+        let mut scores = [0.0; 3];
+        let mut appended = 0;
+        scores[appended] =
+            rank::binpack_score(used_cpu, node_spec.cpu, used_memory, node_spec.memory);
+        appended += 1;
+        let collisions = node_state.group_allocs.get(&group).copied().unwrap_or(0)
+            + ctx.group_on_node.get(&(node, group)).copied().unwrap_or(0);
+        let count = self.jobs[group.job.index()].counts[group.group_index()];
+        if let Some(penalty) = rank::anti_affinity_penalty(collisions, count) {
+            scores[appended] = penalty;
+            appended += 1;
+        }
+        if penalty.contains(&node) {
+            scores[appended] = rank::RESCHEDULE_PENALTY;
+            appended += 1;
+        }
+        Ok(rank::final_score(&scores[..appended]))
+    }
+
+    /// Nomad's CSI volume checker, in its order, with the claim check the
+    /// policy prescribes.
+    fn check_volume(
+        &self,
+        ctx: &PlanContext,
+        node: NodeId,
+        group: GroupRef,
+        volume: VolumeId,
+        mode: ClaimMode,
+    ) -> Result<(), FilterReason> {
+        let volume_spec = &self.scenario.volumes[volume.index()];
+        let node_spec = &self.scenario.nodes[node.index()];
+        let node_state = &self.nodes[node.index()];
+        let plugin = volume_spec.plugin;
+        let Some(slot) = node_spec
+            .csi_plugins
+            .iter()
+            .position(|p| p.plugin == plugin)
+        else {
+            return Err(FilterReason::CsiPluginMissing { plugin, node });
+        };
+        if !node_state.plugin_healthy[slot] {
+            return Err(FilterReason::CsiPluginUnhealthy { plugin, node });
+        }
+        let max_volumes = node_spec.csi_plugins[slot].max_volumes;
+        if max_volumes > 0 {
+            let on_node = node_state
+                .claimed_volumes
+                .keys()
+                .filter(|v| self.scenario.volumes[v.index()].plugin == plugin)
+                .count();
+            if on_node >= max_volumes as usize {
+                return Err(FilterReason::CsiPluginMaxVolumes { plugin, node });
+            }
+        }
+        if !volume_spec.topologies.is_empty()
+            && !volume_spec
+                .topologies
+                .iter()
+                .any(|t| *t == node_spec.topology)
+        {
+            return Err(FilterReason::CsiTopology);
+        }
+        let state = &self.volumes[volume.index()];
+        if self.policy.plan_aware_claims() {
+            let proposed = ctx.claims.get(&volume).copied().unwrap_or_default();
+            plan_aware_claim_check(
+                volume,
+                volume_spec.access_mode,
+                state.plan_aware_counts().plus(proposed),
+                mode,
+            )
+        } else {
+            let other_job_writer = state
+                .ledger
+                .values()
+                .any(|claim| claim.mode == ClaimMode::Write && claim.job != group.job);
+            naive_claim_check(volume, volume_spec.access_mode, mode, other_job_writer)
+        }
+    }
+
+    fn propose(
+        &self,
+        ctx: &mut PlanContext,
+        node: NodeId,
+        group: GroupRef,
+        volumes: &[(VolumeId, ClaimMode)],
+    ) {
+        let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
+        let entry = ctx.resources.entry(node).or_default();
+        entry.0 += spec.cpu;
+        entry.1 += spec.memory;
+        *ctx.group_on_node.entry((node, group)).or_default() += 1;
+        for &(volume, mode) in volumes {
+            ctx.claims.entry(volume).or_default().add(mode);
+        }
+    }
+}

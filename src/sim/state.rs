@@ -1,0 +1,180 @@
+//! Runtime state of the simulated cluster: nodes, volumes (claims), jobs and
+//! allocations. Plain data with small helpers; the rules live in the modules
+//! that change it (scheduler, applier, client).
+
+use std::collections::BTreeMap;
+
+use crate::model::access::{ClaimCounts, ClaimMode};
+use crate::model::ids::{AllocId, GroupRef, NodeId, VolumeId};
+use crate::model::time::Millis;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeStatus {
+    Ready,
+    Down,
+}
+
+#[derive(Clone, Debug)]
+pub struct NodeState {
+    pub status: NodeStatus,
+    /// False once the node is drained: it keeps running nothing new.
+    pub eligible: bool,
+    pub used_cpu: u64,
+    pub used_memory: u64,
+    /// Health of each node plugin, parallel to the spec's `csi_plugins`.
+    pub plugin_healthy: Vec<bool>,
+    /// Live allocations on this node, per task group (for anti-affinity).
+    pub group_allocs: BTreeMap<GroupRef, u32>,
+    /// Live allocations on this node.
+    pub allocs: std::collections::BTreeSet<AllocId>,
+    /// Server claims held on this node, per volume (Nomad's CSIVolumesByNodeID,
+    /// which `max_volumes` is checked against).
+    pub claimed_volumes: BTreeMap<VolumeId, u32>,
+}
+
+impl NodeState {
+    pub fn schedulable(&self) -> bool {
+        self.status == NodeStatus::Ready && self.eligible
+    }
+}
+
+/// Where a server-side claim is in its lifecycle. A claim counts for every
+/// check until it is freed, including while it is being released.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClaimState {
+    /// Granted to a live allocation, or its allocation stopped and the client
+    /// has not unpublished yet.
+    Taken,
+    /// The client unpublished; the volume watcher has not controller-detached.
+    NodeDetached,
+}
+
+#[derive(Clone, Debug)]
+pub struct Claim {
+    pub mode: ClaimMode,
+    pub node: NodeId,
+    pub job: crate::model::ids::JobId,
+    pub state: ClaimState,
+    /// The plugin published the volume for this claim and it is not yet unpublished.
+    pub published: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct VolumeState {
+    /// Claims the server has granted and not yet freed.
+    pub ledger: BTreeMap<AllocId, Claim>,
+    pub ledger_counts: ClaimCounts,
+    /// Live allocations that mount the volume but have not claimed it yet.
+    /// Only the plan-aware scheduler looks at these.
+    pub reserved: BTreeMap<AllocId, ClaimMode>,
+    pub reserved_counts: ClaimCounts,
+    /// What the plugin has published, the basis of "violation".
+    pub published_counts: ClaimCounts,
+    pub violating_since: Option<Millis>,
+}
+
+impl VolumeState {
+    /// The claims the plan-aware scheduler sees: every claim not yet freed
+    /// plus every live allocation that will claim.
+    pub fn plan_aware_counts(&self) -> ClaimCounts {
+        self.ledger_counts.plus(self.reserved_counts)
+    }
+}
+
+/// An allocation's one and only state. Pending phases are spelled out so a
+/// stale event (for a phase the allocation already left) is recognisable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocState {
+    /// Placed; the client is fetching it and pulling the image.
+    Pulling,
+    /// Asking the server for the claim of `volumes[next_volume]`.
+    Claiming,
+    /// The plugin is publishing `volumes[next_volume]`.
+    Publishing,
+    Running,
+    Complete,
+    Failed,
+    Lost,
+    Stopped,
+}
+
+impl AllocState {
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            AllocState::Complete | AllocState::Failed | AllocState::Lost | AllocState::Stopped
+        )
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AllocState::Pulling => "pulling",
+            AllocState::Claiming => "claiming",
+            AllocState::Publishing => "publishing",
+            AllocState::Running => "running",
+            AllocState::Complete => "complete",
+            AllocState::Failed => "failed",
+            AllocState::Lost => "lost",
+            AllocState::Stopped => "stopped",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Alloc {
+    pub group: GroupRef,
+    pub index: u32,
+    pub node: NodeId,
+    pub state: AllocState,
+    pub volumes: Vec<(VolumeId, ClaimMode)>,
+    /// Which of `volumes` the client is claiming or publishing.
+    pub next_volume: usize,
+    /// Client claim retries (validate, plan-aware): next backoff and deadline.
+    pub claim_backoff: Millis,
+    pub claim_deadline: Millis,
+    pub failed_at: Millis,
+    /// Delays of the reschedules that led to this allocation, oldest first,
+    /// with the time each happened: Nomad's reschedule tracker.
+    pub reschedule_history: Vec<(Millis, Millis)>,
+    /// Nodes this allocation's predecessors failed on (reschedule penalty).
+    pub penalty_nodes: Vec<NodeId>,
+    /// A replacement has been placed for this (failed) allocation.
+    pub replaced: bool,
+    /// A delayed evaluation is already scheduled to reschedule this allocation.
+    pub followup_scheduled: bool,
+    /// The node is draining: the scheduler must move this allocation.
+    pub migrate: bool,
+}
+
+impl Alloc {
+    pub fn is_live(&self) -> bool {
+        !self.state.is_terminal()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobStatus {
+    NotSubmitted,
+    Registered,
+    Rejected,
+    Stopped,
+}
+
+#[derive(Clone, Debug)]
+pub struct JobState {
+    pub status: JobStatus,
+    /// Desired count of each group (changed by `scale`).
+    pub counts: Vec<u32>,
+    /// The newest allocation of each (group, index) slot.
+    pub latest: Vec<BTreeMap<u32, AllocId>>,
+    pub running: Vec<u32>,
+    pub complete: Vec<u32>,
+    /// Whether each group is counted as fully placed (see the full-placement tracker).
+    pub satisfied: Vec<bool>,
+    /// An evaluation is waiting in the broker.
+    pub eval_queued: bool,
+    /// A worker is scheduling this job.
+    pub eval_in_flight: bool,
+    /// Something changed while a worker was busy with this job.
+    pub eval_dirty: bool,
+}
