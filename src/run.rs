@@ -7,6 +7,7 @@ use crate::model::expect::ExpectationOutcome;
 use crate::model::policy::Policy;
 use crate::model::scenario::Scenario;
 use crate::report::summary::SummaryRow;
+use crate::sim::feasibility::PlacementFailure;
 use crate::sim::trace::TraceRecord;
 use crate::sim::{RunOptions, simulate};
 
@@ -40,6 +41,7 @@ pub struct RunResult {
     pub row: SummaryRow,
     pub trace: Option<Vec<TraceRecord>>,
     pub outcomes: Vec<ExpectationOutcome>,
+    pub placement_failures: Vec<PlacementFailure>,
 }
 
 /// Every run of one scenario, sorted by policy then seed.
@@ -84,5 +86,6 @@ pub fn run_one(scenario: &Scenario, policy: Policy, seed: u64, trace: bool) -> R
         },
         trace: output.trace,
         outcomes,
+        placement_failures: output.placement_failures,
     }
 }

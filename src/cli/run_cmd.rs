@@ -74,8 +74,7 @@ pub fn run(args: RunArgs) -> u8 {
         let failures: Vec<_> = outcomes.iter().filter(|o| !o.held).collect();
         failed += failures.len();
         if !args.quiet {
-            let scenario_rows: Vec<&SummaryRow> = results.iter().map(|r| &r.row).collect();
-            println!("{}", table::render(scenario, &scenario_rows, &outcomes));
+            println!("{}", table::render(scenario, &results));
         } else {
             for outcome in failures {
                 eprintln!(

@@ -3,18 +3,15 @@
 
 use std::fmt::Write;
 
-use crate::model::expect::ExpectationOutcome;
 use crate::model::metrics::Metric;
 use crate::model::scenario::Scenario;
+use crate::run::RunResult;
+use crate::sim::feasibility::{PlacementFailure, ReasonKind};
 
-use super::summary::SummaryRow;
-
-/// Renders the comparison of one scenario's rows (one seed, its policies in order).
-pub fn render(
-    scenario: &Scenario,
-    rows: &[&SummaryRow],
-    outcomes: &[ExpectationOutcome],
-) -> String {
+/// Renders the comparison of one scenario's runs (its policies, then seeds, in order).
+pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
+    let rows: Vec<_> = results.iter().map(|r| &r.row).collect();
+    let outcomes: Vec<_> = results.iter().flat_map(|r| &r.outcomes).collect();
     let mut out = String::new();
     let seeds: Vec<u64> = {
         let mut seeds: Vec<u64> = rows.iter().map(|r| r.seed).collect();
@@ -48,7 +45,7 @@ pub fn render(
         .unwrap_or(0);
     let widths: Vec<usize> = headers
         .iter()
-        .zip(rows)
+        .zip(&rows)
         .map(|(h, r)| {
             Metric::ALL
                 .iter()
@@ -81,8 +78,11 @@ pub fn render(
         }
         out.push('\n');
     }
-    for outcome in outcomes {
-        let verdict = if outcome.held { "ok  " } else { "FAIL" };
+    let held = outcomes.iter().filter(|o| o.held).count();
+    if !outcomes.is_empty() {
+        let _ = writeln!(out, "   expect: {held} of {} hold", outcomes.len());
+    }
+    for outcome in outcomes.iter().filter(|o| !o.held) {
         let actual = outcome.actual.render();
         let actual = if actual.is_empty() {
             "never".to_string()
@@ -91,11 +91,51 @@ pub fn render(
         };
         let _ = writeln!(
             out,
-            "   expect {verdict} {} (actual {actual})",
+            "   expect FAIL {} (actual {actual})",
             outcome.expectation
         );
     }
+    let failed: Vec<_> = results
+        .iter()
+        .filter(|r| !r.placement_failures.is_empty())
+        .collect();
+    if !failed.is_empty() {
+        out.push_str(
+            "   placement failures (latest evaluation, as `nomad job status` shows them):\n",
+        );
+    }
+    for result in failed {
+        let label = if seeds.len() > 1 {
+            format!("{}/{}", result.row.policy, result.row.seed)
+        } else {
+            result.row.policy.to_string()
+        };
+        for failure in &result.placement_failures {
+            render_failure(&mut out, scenario, &label, failure);
+        }
+    }
     out
+}
+
+fn render_failure(out: &mut String, scenario: &Scenario, label: &str, failure: &PlacementFailure) {
+    let job = &scenario.jobs[failure.group.job.index()];
+    let group = &job.groups[failure.group.group_index()];
+    let plural = if failure.unplaced == 1 { "" } else { "s" };
+    let _ = writeln!(
+        out,
+        "     {label}: {}: Task Group \"{}\" (failed to place {} allocation{plural}):",
+        job.name, group.name, failure.unplaced
+    );
+    for (reason, kind, nodes) in &failure.reasons {
+        let _ = match kind {
+            ReasonKind::Filter => writeln!(
+                out,
+                "       * Constraint \"{reason}\": {nodes} nodes excluded by filter"
+            ),
+            ReasonKind::Exhausted => writeln!(out, "       * {reason} on {nodes} nodes"),
+            ReasonKind::NoNodes => writeln!(out, "       * {reason}"),
+        };
+    }
 }
 
 fn wrap(text: &str, width: usize) -> Vec<String> {

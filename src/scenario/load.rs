@@ -90,13 +90,26 @@ pub fn yaml_error(file: &str, err: &serde_saphyr::Error) -> LoadError {
     LoadError {
         file: file.to_string(),
         position,
-        message: message
-            .lines()
-            .next()
-            .unwrap_or("invalid YAML")
-            .trim()
-            .to_string(),
+        message: clean_yaml_message(&message),
     }
+}
+
+/// The first line of a serde-saphyr message, minus library advice that is
+/// not ours to give, in words that say what is wrong in the file.
+fn clean_yaml_message(message: &str) -> String {
+    let mut message = message
+        .lines()
+        .next()
+        .unwrap_or("invalid YAML")
+        .trim()
+        .to_string();
+    if let Some(index) = message.find(", set DuplicateKeyPolicy") {
+        message.truncate(index);
+    }
+    if message == "expected mapping start" {
+        message = "expected a mapping of fields (key: value) here".to_string();
+    }
+    message
 }
 
 /// Parses and resolves scenario text. `file` labels errors; `default_name`
@@ -171,7 +184,7 @@ fn resolve_scenario(raw: RawScenario, default_name: &str) -> Result<Scenario, Fa
         .enumerate()
         .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
         .collect();
-    let jobs = resolve_jobs(&raw.jobs, &volume_by_name)?;
+    let jobs = resolve_jobs(&raw.jobs, &volume_by_name, horizon)?;
     let events = resolve_events(&raw.events, horizon, &nodes, &plugin_ids, &jobs)?;
     check_allocation_budget(&jobs, &events)?;
     let expectations = resolve_expectations(raw.expect, &policies)?;
@@ -223,11 +236,11 @@ fn resolve_cluster(raw: RawCluster) -> Result<ClusterConfig, Fail> {
 fn expand<T: Clone + Stamp>(
     entry: &Spanned<T>,
     id: &str,
-    count: Option<u32>,
+    count: Option<RawCount>,
     what: &str,
     count_field: &str,
 ) -> Result<Vec<T>, Fail> {
-    let count = count.unwrap_or(1);
+    let count = count.map_or(1, |c| c.0);
     if count == 0 {
         return fail(
             entry.referenced,
@@ -414,6 +427,7 @@ fn resolve_volumes(
 fn resolve_jobs(
     raw: &[Spanned<RawJob>],
     volume_by_name: &BTreeMap<String, VolumeId>,
+    horizon: Millis,
 ) -> Result<Vec<JobSpec>, Fail> {
     let mut ids = UniqueIds::new("jobs");
     let mut jobs = Vec::new();
@@ -428,7 +442,17 @@ fn resolve_jobs(
         )? {
             ids.insert(&job.id, at)?;
             check_limit(jobs.len() + 1, limits::MAX_JOBS, "jobs", "MAX_JOBS", at)?;
-            jobs.push(resolve_job(job, at, volume_by_name)?);
+            let job = resolve_job(job, at, volume_by_name)?;
+            if job.submit_at > horizon {
+                return fail(
+                    at,
+                    format!(
+                        "jobs[{}].submit_at: {}s is beyond the horizon of {horizon}s; the job would never be submitted",
+                        job.name, job.submit_at
+                    ),
+                );
+            }
+            jobs.push(job);
         }
     }
     Ok(jobs)
@@ -556,16 +580,8 @@ fn resolve_group(
     let at = entry.referenced;
     let group = &entry.value;
     let path = format!("{job_path}.groups[{}]", group.name);
-    let count = group.count.unwrap_or(1);
-    if u64::from(count) > limits::MAX_ALLOCATIONS {
-        return fail(
-            at,
-            format!(
-                "{path}.count: {count} exceeds the limit of {} allocations (MAX_ALLOCATIONS)",
-                limits::MAX_ALLOCATIONS
-            ),
-        );
-    }
+    let count = group.count.map_or(1, |c| c.0);
+    check_allocation_count(count, &format!("{path}.count"), at)?;
     let mut volumes = Vec::new();
     for (alias, request) in group.volumes.iter().flatten() {
         let request_path = format!("{path}.volumes[{alias}]");
@@ -710,8 +726,8 @@ fn resolve_events(
             return fail(
                 at,
                 format!(
-                    "{path}.at: {} is beyond the horizon ({}s); it would never happen",
-                    event.at.0, horizon
+                    "{path}.at: {}s is beyond the horizon of {horizon}s; the event would never happen",
+                    event.at.0
                 ),
             );
         }
@@ -756,20 +772,11 @@ fn resolve_events(
                     ),
                 );
             };
-            if u64::from(scale.count) > limits::MAX_ALLOCATIONS {
-                return fail(
-                    at,
-                    format!(
-                        "{path}.scale.count: {} exceeds the limit of {} allocations (MAX_ALLOCATIONS)",
-                        scale.count,
-                        limits::MAX_ALLOCATIONS
-                    ),
-                );
-            }
+            check_allocation_count(scale.count.0, &format!("{path}.scale.count"), at)?;
             actions.push(TimelineAction::Scale {
                 job: job_id,
                 group,
-                count: scale.count,
+                count: scale.count.0,
             });
         }
         if let Some(health) = &event.plugin_health {
@@ -831,6 +838,20 @@ fn resolve_events(
         });
     }
     Ok(events)
+}
+
+/// Refuses a single count above MAX_ALLOCATIONS.
+fn check_allocation_count(count: u32, path: &str, at: Location) -> Result<(), Fail> {
+    if u64::from(count) > limits::MAX_ALLOCATIONS {
+        return fail(
+            at,
+            format!(
+                "{path}: {count} exceeds the limit of {} allocations (MAX_ALLOCATIONS)",
+                limits::MAX_ALLOCATIONS
+            ),
+        );
+    }
+    Ok(())
 }
 
 /// Refuses scenarios whose desired allocations, at any moment, exceed MAX_ALLOCATIONS.

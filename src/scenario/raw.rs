@@ -52,7 +52,7 @@ pub struct RawCluster {
 #[serde(deny_unknown_fields)]
 pub struct RawNode {
     pub id: String,
-    pub count: Option<u32>,
+    pub count: Option<RawCount>,
     pub datacenter: Option<String>,
     pub node_class: Option<String>,
     pub attributes: Option<BTreeMap<String, String>>,
@@ -90,7 +90,7 @@ pub enum RawAttachmentMode {
 #[serde(deny_unknown_fields)]
 pub struct RawVolume {
     pub id: String,
-    pub count: Option<u32>,
+    pub count: Option<RawCount>,
     pub plugin_id: String,
     pub access_mode: AccessMode,
     pub attachment_mode: Option<RawAttachmentMode>,
@@ -108,7 +108,7 @@ pub enum RawJobType {
 #[serde(deny_unknown_fields)]
 pub struct RawJob {
     pub id: String,
-    pub replicas: Option<u32>,
+    pub replicas: Option<RawCount>,
     #[serde(rename = "type")]
     pub job_type: Option<RawJobType>,
     pub submit_at: Option<RawDuration>,
@@ -130,7 +130,7 @@ pub struct RawConstraint {
 #[serde(deny_unknown_fields)]
 pub struct RawGroup {
     pub name: String,
-    pub count: Option<u32>,
+    pub count: Option<RawCount>,
     pub volumes: Option<BTreeMap<String, Spanned<RawVolumeRequest>>>,
     pub reschedule: Option<RawReschedule>,
     pub constraints: Option<Vec<RawConstraint>>,
@@ -208,7 +208,7 @@ pub struct RawEvent {
 pub struct RawScale {
     pub job: String,
     pub group: String,
-    pub count: u32,
+    pub count: RawCount,
 }
 
 #[derive(Debug, Deserialize)]
@@ -268,5 +268,46 @@ impl<'de> Deserialize<'de> for RawDuration {
         }
 
         deserializer.deserialize_any(DurationVisitor)
+    }
+}
+
+/// A count of things (`count`, `replicas`): a whole number, never negative.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawCount(pub u32);
+
+impl<'de> Deserialize<'de> for RawCount {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct CountVisitor;
+
+        impl Visitor<'_> for CountVisitor {
+            type Value = RawCount;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a whole number of at least 0")
+            }
+
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<RawCount, E> {
+                u32::try_from(n)
+                    .map(RawCount)
+                    .map_err(|_| E::custom(format!("count {n} is absurdly large")))
+            }
+
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<RawCount, E> {
+                if n < 0 {
+                    return Err(E::custom(format!("count {n} is negative")));
+                }
+                self.visit_u64(n.unsigned_abs())
+            }
+
+            fn visit_f64<E: de::Error>(self, n: f64) -> Result<RawCount, E> {
+                Err(E::custom(format!("count {n} is not a whole number")))
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<RawCount, E> {
+                Err(E::custom(format!("count \"{text}\" is not a number")))
+            }
+        }
+
+        deserializer.deserialize_any(CountVisitor)
     }
 }

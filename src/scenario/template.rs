@@ -117,7 +117,7 @@ mod tests {
     fn stamps_strings_keys_and_nested_entries() {
         let mut node = RawNode {
             id: "client-{i}".into(),
-            count: Some(2),
+            count: Some(RawCount(2)),
             datacenter: Some("dc{i}".into()),
             node_class: None,
             attributes: Some(BTreeMap::from([(

@@ -103,7 +103,7 @@ impl Simulation<'_> {
         let id = AllocId::from_index(self.allocs.len());
         let group_spec =
             &self.scenario.jobs[placement.group.job.index()].groups[placement.group.group_index()];
-        let (history, mut penalty_nodes) = match placement.previous {
+        let (history, penalty_nodes) = match placement.previous {
             Some(previous) if placement.reschedule => {
                 let old = &self.allocs[previous.index()];
                 let delays: Vec<Millis> = old.reschedule_history.iter().map(|&(_, d)| d).collect();
@@ -111,12 +111,13 @@ impl Simulation<'_> {
                 let mut history = old.reschedule_history.clone();
                 history.push((now, delay));
                 let mut penalty = old.penalty_nodes.clone();
-                penalty.push(old.node);
+                if !penalty.contains(&old.node) {
+                    penalty.push(old.node);
+                }
                 (history, penalty)
             }
             _ => (Vec::new(), Vec::new()),
         };
-        penalty_nodes.dedup();
         if let Some(previous) = placement.previous {
             self.allocs[previous.index()].replaced = true;
             if placement.reschedule {

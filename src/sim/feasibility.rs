@@ -2,6 +2,8 @@
 //! order (constraints, drivers, CSI volumes, then resources) and a refused
 //! node is tallied under the reason Nomad would give.
 
+use std::collections::BTreeMap;
+
 use crate::model::access::{ClaimCounts, ClaimMode, Refusal, admit};
 use crate::model::ids::{GroupRef, NodeId, PluginId, VolumeId};
 use crate::model::scenario::{
@@ -104,6 +106,69 @@ impl FilterReason {
             Refusal::ReadOnly => FilterReason::CsiReadOnly(volume),
             Refusal::NoFreeReaderClaims => FilterReason::CsiNoReaderClaims(volume),
             Refusal::NoFreeWriterClaims => FilterReason::CsiNoWriterClaims(volume),
+        }
+    }
+}
+
+/// The reason most nodes were filtered for (ties: the first in check order).
+pub fn top_reason(filtered: &BTreeMap<FilterReason, u32>) -> &FilterReason {
+    let mut top: Option<(&FilterReason, u32)> = None;
+    for (reason, &nodes) in filtered {
+        if top.is_none_or(|(_, most)| nodes > most) {
+            top = Some((reason, nodes));
+        }
+    }
+    top.expect("a failed placement has at least one reason").0
+}
+
+/// How a reason is counted in `nomad job status`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReasonKind {
+    /// `* Constraint "...": N nodes excluded by filter`
+    Filter,
+    /// `* Dimension "cpu" exhausted on N nodes`
+    Exhausted,
+    /// `* No nodes were eligible for evaluation`
+    NoNodes,
+}
+
+/// A task group that could not be fully placed in an evaluation: Nomad's
+/// failed-allocation metrics, rendered with the scenario's names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacementFailure {
+    pub group: GroupRef,
+    /// Allocations of the group the evaluation could not place.
+    pub unplaced: u32,
+    /// For the first failed placement: each reason in Nomad's words, how it
+    /// counts, and on how many nodes.
+    pub reasons: Vec<(String, ReasonKind, u32)>,
+}
+
+impl PlacementFailure {
+    pub fn new(
+        group: GroupRef,
+        filtered: &BTreeMap<FilterReason, u32>,
+        scenario: &Scenario,
+    ) -> Self {
+        let mut reasons: Vec<(String, ReasonKind, u32)> = filtered
+            .iter()
+            .map(|(reason, &nodes)| {
+                let kind = match reason {
+                    FilterReason::CpuExhausted | FilterReason::MemoryExhausted => {
+                        ReasonKind::Exhausted
+                    }
+                    FilterReason::NoNodes => ReasonKind::NoNodes,
+                    _ => ReasonKind::Filter,
+                };
+                (reason.describe(scenario), kind, nodes)
+            })
+            .collect();
+        // Most nodes first, as Nomad sorts them; check order breaks ties.
+        reasons.sort_by(|a, b| b.2.cmp(&a.2));
+        PlacementFailure {
+            group,
+            unplaced: 0,
+            reasons,
         }
     }
 }

@@ -34,6 +34,8 @@ pub struct RunOutput {
     pub metrics: Metrics,
     /// Present when the run was asked to trace.
     pub trace: Option<Vec<TraceRecord>>,
+    /// Groups the latest evaluation could not place in full, in group order.
+    pub placement_failures: Vec<feasibility::PlacementFailure>,
 }
 
 /// Options of one run.
@@ -94,6 +96,8 @@ struct Simulation<'s> {
     /// Jobs whose last evaluation could not place everything (Nomad's blocked
     /// evaluations): re-evaluated when capacity or a volume frees up.
     blocked: std::collections::BTreeSet<JobId>,
+    placement_failures:
+        std::collections::BTreeMap<crate::model::ids::GroupRef, feasibility::PlacementFailure>,
 }
 
 impl<'s> Simulation<'s> {
@@ -131,12 +135,14 @@ impl<'s> Simulation<'s> {
                 }
             })
             .collect();
+        // Timeline events go in first, so at equal times the cluster changes
+        // (say, a node down at 0s) before jobs arrive; ties keep file order.
         let mut queue = EventQueue::with_capacity(1024);
-        for (index, job) in scenario.jobs.iter().enumerate() {
-            queue.schedule(job.submit_at, Event::JobSubmit(JobId::from_index(index)));
-        }
         for (index, event) in scenario.events.iter().enumerate() {
             queue.schedule(event.at, Event::Timeline(index));
+        }
+        for (index, job) in scenario.jobs.iter().enumerate() {
+            queue.schedule(job.submit_at, Event::JobSubmit(JobId::from_index(index)));
         }
         Simulation {
             scenario,
@@ -155,6 +161,7 @@ impl<'s> Simulation<'s> {
             jobs_submitted: 0,
             unsatisfied_groups: 0,
             blocked: Default::default(),
+            placement_failures: Default::default(),
         }
     }
 
@@ -217,6 +224,7 @@ impl<'s> Simulation<'s> {
         RunOutput {
             metrics: self.metrics,
             trace: self.trace,
+            placement_failures: self.placement_failures.into_values().collect(),
         }
     }
 

@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 
 use super::feasibility::{
-    FilterReason, constraint_holds, naive_claim_check, plan_aware_claim_check,
+    FilterReason, PlacementFailure, constraint_holds, naive_claim_check, plan_aware_claim_check,
+    top_reason,
 };
 use super::rank::{self, MAX_SKIP, SKIP_THRESHOLD};
 use super::reschedule::{may_reschedule, next_delay};
@@ -92,13 +93,19 @@ impl Simulation<'_> {
             order: self.candidate_nodes(job),
             ..PlanContext::default()
         };
+        let mut failures: BTreeMap<GroupRef, PlacementFailure> = BTreeMap::new();
         for want in wants {
             let volumes = self.resolve_volumes(want.group, want.index);
-            let penalty = want
-                .previous
-                .filter(|_| want.reschedule)
-                .map(|previous| self.allocs[previous.index()].penalty_nodes.clone())
-                .unwrap_or_default();
+            // A rescheduled allocation avoids the nodes its predecessors failed on.
+            let penalty = match want.previous {
+                Some(previous) if want.reschedule => {
+                    let failed = &self.allocs[previous.index()];
+                    let mut nodes = failed.penalty_nodes.clone();
+                    nodes.push(failed.node);
+                    nodes
+                }
+                _ => Vec::new(),
+            };
             match self.select_node(&mut ctx, want.group, &volumes, &penalty) {
                 Ok(node) => {
                     let volumes: Vec<(VolumeId, ClaimMode)> = volumes
@@ -120,10 +127,18 @@ impl Simulation<'_> {
                         reschedule: want.reschedule,
                     });
                 }
-                Err(reason) => {
+                Err(filtered) => {
                     self.metrics.infeasible += 1;
                     self.blocked.insert(job);
-                    let detail = reason.describe(self.scenario);
+                    let detail = top_reason(&filtered).describe(self.scenario);
+                    // Like Nomad, report the first failure of each group and
+                    // count the rest as coalesced into it.
+                    failures
+                        .entry(want.group)
+                        .or_insert_with(|| {
+                            PlacementFailure::new(want.group, &filtered, self.scenario)
+                        })
+                        .unplaced += 1;
                     let (group, index) = (want.group, want.index);
                     self.record(|t| {
                         TraceRecord::new(t, TraceKind::Infeasible)
@@ -133,7 +148,24 @@ impl Simulation<'_> {
                 }
             }
         }
+        self.note_placement_failures(job, failures);
         plan
+    }
+
+    /// Keeps the failures of the latest evaluation of each group, as
+    /// `nomad job status` shows them; a group placed in full has none.
+    fn note_placement_failures(
+        &mut self,
+        job: JobId,
+        mut failures: BTreeMap<GroupRef, PlacementFailure>,
+    ) {
+        for g in 0..self.scenario.jobs[job.index()].groups.len() {
+            let group = GroupRef::new(job, g);
+            match failures.remove(&group) {
+                Some(failure) => self.placement_failures.insert(group, failure),
+                None => self.placement_failures.remove(&group),
+            };
+        }
     }
 
     fn live_allocs_of(&self, job: JobId) -> impl Iterator<Item = AllocId> + '_ {
@@ -271,10 +303,10 @@ impl Simulation<'_> {
         group: GroupRef,
         volumes: &[ResolvedVolume],
         penalty: &[NodeId],
-    ) -> Result<NodeId, FilterReason> {
+    ) -> Result<NodeId, BTreeMap<FilterReason, u32>> {
         let total = ctx.order.len();
         if total == 0 {
-            return Err(FilterReason::NoNodes);
+            return Err(BTreeMap::from([(FilterReason::NoNodes, 0)]));
         }
         let batch = self.scenario.jobs[group.job.index()].kind == JobKind::Batch;
         let limit = rank::score_limit(total, batch);
@@ -302,18 +334,7 @@ impl Simulation<'_> {
                 best = Some((node, score));
             }
         }
-        match best {
-            Some((node, _)) => Ok(node),
-            // The reason most nodes were filtered for (ties: the first reason).
-            None => Err(filtered
-                .into_iter()
-                .fold(None::<(FilterReason, u32)>, |top, (reason, n)| match top {
-                    Some((_, m)) if m >= n => top,
-                    _ => Some((reason, n)),
-                })
-                .map(|(reason, _)| reason)
-                .expect("every visited node was filtered")),
-        }
+        best.map(|(node, _)| node).ok_or(filtered)
     }
 
     /// Feasibility of one node, then its score.
@@ -417,10 +438,7 @@ impl Simulation<'_> {
             }
         }
         if !volume_spec.topologies.is_empty()
-            && !volume_spec
-                .topologies
-                .iter()
-                .any(|t| *t == node_spec.topology)
+            && !volume_spec.topologies.contains(&node_spec.topology)
         {
             return Err(FilterReason::CsiTopology);
         }

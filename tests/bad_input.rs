@@ -1,0 +1,92 @@
+//! The bad-input corpus: every file in tests/bad/ must be refused with
+//! exactly the message in its `.expected` sibling (position included), by
+//! the loader and by the binary (exit 2, no panic, nothing on stdout).
+//!
+//! After an intended change of wording, regenerate the snapshots with
+//! `PLANSIM_BLESS=1 cargo test --test bad_input` and review the diff.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn corpus() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(common::repo_path("tests/bad"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn expected_path(file: &Path) -> PathBuf {
+    file.with_extension("expected")
+}
+
+/// The error as the user sees it, with the file named relative to tests/bad.
+fn message_for(file: &Path) -> String {
+    let err = plansim::scenario::load_file(file).expect_err("a bad file must be refused");
+    let name = file.file_name().unwrap().to_string_lossy();
+    err.to_string().replacen(&err.file, &name, 1)
+}
+
+#[test]
+fn every_bad_file_gives_its_exact_message() {
+    let files = corpus();
+    assert!(files.len() >= 25, "the corpus shrank to {}", files.len());
+    let bless = std::env::var_os("PLANSIM_BLESS").is_some();
+    let mut mismatches = Vec::new();
+    for file in files {
+        let actual = message_for(&file);
+        assert!(
+            !actual.contains('\n'),
+            "{}: a message is one line",
+            file.display()
+        );
+        if bless {
+            std::fs::write(expected_path(&file), format!("{actual}\n")).unwrap();
+            continue;
+        }
+        let expected = std::fs::read_to_string(expected_path(&file)).unwrap_or_else(|_| {
+            panic!(
+                "{}: no .expected snapshot (run with PLANSIM_BLESS=1)",
+                file.display()
+            )
+        });
+        if expected.trim_end() != actual {
+            mismatches.push(format!(
+                "{}\n  expected: {}\n  actual:   {actual}",
+                file.display(),
+                expected.trim_end()
+            ));
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+#[test]
+fn the_binary_exits_2_without_a_panic() {
+    for file in corpus() {
+        let output = Command::new(env!("CARGO_BIN_EXE_plansim"))
+            .arg("validate")
+            .arg(&file)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{}: {stderr}",
+            file.display()
+        );
+        assert!(!stderr.contains("panicked"), "{}: {stderr}", file.display());
+        assert!(
+            stderr.starts_with(&file.display().to_string()),
+            "{}: {stderr}",
+            file.display()
+        );
+        assert!(output.stdout.is_empty(), "{}", file.display());
+    }
+}

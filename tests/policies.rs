@@ -1,0 +1,294 @@
+//! How each policy treats the same small cluster: feasibility, the server's
+//! claim check, registration validation, the plugin and claim release.
+
+mod common;
+
+use plansim::model::policy::Policy;
+use plansim::sim::trace::TraceKind;
+
+/// A cluster of `nodes` nodes running plugin `csi` (enforcing or not), one
+/// volume `vol` with `mode`, and the given jobs YAML appended.
+fn cluster(nodes: u32, enforcing: bool, mode: &str, jobs: &str) -> String {
+    format!(
+        "nodes:\n  - {{id: \"n{{i}}\", count: {nodes}, csi_plugins: [{{id: csi}}]}}\n\
+         plugins:\n  - {{id: csi, enforces_access_mode: {enforcing}}}\n\
+         volumes:\n  - {{id: vol, plugin_id: csi, access_mode: {mode}}}\n{jobs}"
+    )
+}
+
+fn job(id: &str, count: u32, read_only: bool, extra: &str) -> String {
+    format!(
+        "  - id: {id}\n{extra}    groups:\n      - name: g\n        count: {count}\n\
+         \x20       volumes: {{v: {{type: csi, source: vol, read_only: {read_only}}}}}\n\
+         \x20       tasks: [{{name: t}}]\n"
+    )
+}
+
+fn details(output: &plansim::sim::RunOutput, kind: TraceKind) -> Vec<String> {
+    output
+        .trace
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|r| r.kind == kind)
+        .map(|r| r.detail.clone())
+        .collect()
+}
+
+#[test]
+fn naive_ignores_readers_plan_aware_counts_the_plan() {
+    let yaml = cluster(
+        3,
+        false,
+        "single-node-reader-only",
+        &format!("jobs:\n{}", job("j", 2, true, "")),
+    );
+    let scenario = common::load(&yaml);
+    let naive = common::run_checked(&scenario, Policy::Naive, 0);
+    assert_eq!((naive.metrics.placed, naive.metrics.violations), (2, 1));
+    let aware = common::run_checked(&scenario, Policy::PlanAware, 0);
+    assert_eq!((aware.metrics.placed, aware.metrics.infeasible), (1, 1));
+    assert_eq!(
+        details(&aware, TraceKind::Infeasible),
+        ["CSI volume vol is unschedulable or has exhausted its available reader claims"]
+    );
+}
+
+#[test]
+fn naive_skips_same_job_writers_but_not_other_jobs() {
+    // Same job, count 2: naive places both writers.
+    let same = common::load(&cluster(
+        2,
+        false,
+        "single-node-writer",
+        &format!("jobs:\n{}", job("j", 2, false, "")),
+    ));
+    assert_eq!(
+        common::run_checked(&same, Policy::Naive, 0).metrics.placed,
+        2
+    );
+    // Another job, submitted once the first holds its claim: naive refuses it.
+    let jobs = format!(
+        "jobs:\n{}{}",
+        job("a", 1, false, ""),
+        job("b", 1, false, "    submit_at: 1m\n")
+    );
+    let other = common::load(&cluster(2, false, "single-node-writer", &jobs));
+    let naive = common::run_checked(&other, Policy::Naive, 0);
+    assert_eq!((naive.metrics.placed, naive.metrics.infeasible), (1, 1));
+    assert_eq!(
+        details(&naive, TraceKind::Infeasible),
+        ["CSI volume vol has exhausted its available writer claims"]
+    );
+}
+
+#[test]
+fn writers_are_refused_on_reader_only_volumes_by_every_policy() {
+    let scenario = common::load(&cluster(
+        2,
+        true,
+        "multi-node-reader-only",
+        &format!("jobs:\n{}", job("j", 1, false, "")),
+    ));
+    for policy in Policy::ALL {
+        let output = common::run_checked(&scenario, policy, 0);
+        assert_eq!(output.metrics.placed, 0, "{policy}");
+        assert_eq!(
+            details(&output, TraceKind::Infeasible),
+            ["CSI volume vol is unschedulable or is read-only"]
+        );
+    }
+}
+
+#[test]
+fn registration_validation_targets_exclusive_volumes_only() {
+    let rejected = |mode: &str, count: u32, read_only: bool| {
+        let scenario = common::load(&cluster(
+            3,
+            true,
+            mode,
+            &format!("jobs:\n{}", job("j", count, read_only, "")),
+        ));
+        common::run_checked(&scenario, Policy::Validate, 0)
+            .metrics
+            .rejected_jobs
+            == 1
+    };
+    assert!(rejected("single-node-reader-only", 2, true));
+    assert!(rejected("single-node-writer", 2, false));
+    assert!(rejected("multi-node-single-writer", 2, false));
+    assert!(!rejected("multi-node-single-writer", 2, true));
+    assert!(!rejected("multi-node-reader-only", 3, true));
+    assert!(!rejected("single-node-writer", 1, false));
+    // Only validate checks registration.
+    let scenario = common::load(&cluster(
+        3,
+        true,
+        "single-node-writer",
+        &format!("jobs:\n{}", job("j", 2, false, "")),
+    ));
+    for policy in [Policy::Naive, Policy::PlanAware] {
+        assert_eq!(
+            common::run_checked(&scenario, policy, 0)
+                .metrics
+                .rejected_jobs,
+            0
+        );
+    }
+}
+
+/// A multi-node-single-writer volume: one job reads, another job writes, a
+/// third job wants to write too. Under validate the scheduler (naive view)
+/// places the second writer, and the server refuses its claim, retrying.
+#[test]
+fn second_writer_is_refused_at_claim_time_under_validate() {
+    let jobs = format!(
+        "jobs:\n{}{}{}",
+        job("reader", 1, true, ""),
+        job("writer-a", 1, false, ""),
+        job("writer-b", 1, false, "")
+    );
+    let scenario = common::load(&format!(
+        "cluster: {{scheduler_workers: 2}}\n{}",
+        cluster(3, true, "multi-node-single-writer", &jobs)
+    ));
+    let validate = common::run_checked(&scenario, Policy::Validate, 0);
+    assert!(validate.metrics.claim_failures >= 1);
+    assert!(
+        details(&validate, TraceKind::ClaimRejected)
+            .iter()
+            .all(|d| d == "volume max claims reached")
+    );
+    assert_eq!(validate.metrics.violations, 0);
+    let aware = common::run_checked(&scenario, Policy::PlanAware, 0);
+    assert_eq!(
+        (aware.metrics.claim_failures, aware.metrics.violations),
+        (0, 0)
+    );
+    assert_eq!(aware.metrics.running, 2);
+}
+
+#[test]
+fn enforcing_plugin_fails_the_allocation_and_it_is_rescheduled() {
+    let scenario = common::load(&cluster(
+        3,
+        true,
+        "single-node-writer",
+        &format!("jobs:\n{}", job("j", 2, false, "")),
+    ));
+    let naive = common::run_checked(&scenario, Policy::Naive, 0);
+    assert!(naive.metrics.client_failures >= 1);
+    assert!(naive.metrics.reschedules >= 1);
+    assert_eq!(naive.metrics.violations, 0);
+    assert!(
+        details(&naive, TraceKind::ClaimRejected)[0].starts_with("plugin csi refused to publish")
+    );
+}
+
+#[test]
+fn batch_allocation_failing_twice_is_rescheduled_once() {
+    let batch = job("j", 2, false, "    type: batch\n");
+    let scenario = common::load(&cluster(
+        3,
+        true,
+        "single-node-writer",
+        &format!("jobs:\n{batch}"),
+    ));
+    let naive = common::run_checked(&scenario, Policy::Naive, 0);
+    assert_eq!(naive.metrics.client_failures, 2);
+    assert_eq!(naive.metrics.reschedules, 1);
+}
+
+#[test]
+fn claims_are_held_until_released_after_the_allocation_stops() {
+    // Job a stops at 1m (its stop is applied with the plan, 10ms of scheduler
+    // latency later); b (another job) arrives at 1m too and must wait for the
+    // node detach (1s) and controller detach (2s) before it can claim.
+    let jobs = format!(
+        "jobs:\n{}{}",
+        job("a", 1, false, ""),
+        job("b", 1, false, "    submit_at: 1m\n")
+    );
+    let yaml = format!(
+        "{}events:\n  - {{at: 1m, stop_job: a}}\n",
+        cluster(2, true, "single-node-writer", &jobs)
+    );
+    let scenario = common::load(&yaml);
+    for policy in Policy::ALL {
+        let output = common::run_checked(&scenario, policy, 0);
+        let trace = output.trace.as_ref().unwrap();
+        let released = trace
+            .iter()
+            .find(|r| r.kind == TraceKind::ClaimReleased)
+            .expect("released")
+            .time;
+        assert_eq!(
+            released.0, 63_010,
+            "{policy}: stop at 60.01s + 1s node detach + 2s controller detach"
+        );
+        let placed_b: Vec<_> = trace
+            .iter()
+            .filter(|r| r.kind == TraceKind::Placed && r.job == Some(plansim::model::ids::JobId(1)))
+            .collect();
+        assert!(
+            placed_b.iter().all(|r| r.time >= released),
+            "{policy}: b placed before the release"
+        );
+        assert_eq!(output.metrics.running, 1, "{policy}");
+        assert_eq!(output.metrics.violations, 0, "{policy}");
+    }
+}
+
+#[test]
+fn node_checks_report_nomads_reasons() {
+    let yaml = "\
+nodes:
+  - {id: no-plugin}
+  - {id: sick, csi_plugins: [{id: csi, healthy: false}]}
+  - {id: full, topology: {zone: a}, csi_plugins: [{id: csi, max_volumes: 1}]}
+  - {id: elsewhere, topology: {zone: b}, csi_plugins: [{id: csi}]}
+plugins:
+  - {id: csi, enforces_access_mode: true}
+volumes:
+  - {id: other, plugin_id: csi, access_mode: single-node-writer}
+  - {id: vol, plugin_id: csi, access_mode: single-node-writer, topologies: [{zone: a}]}
+jobs:
+  - id: hog
+    constraints: [{attribute: \"${node.unique.name}\", value: full}]
+    groups:
+      - {name: g, volumes: {v: {type: csi, source: other}}, tasks: [{name: t}]}
+  - id: j
+    submit_at: 1m
+    groups:
+      - {name: g, volumes: {v: {type: csi, source: vol}}, tasks: [{name: t}]}
+";
+    let scenario = common::load(yaml);
+    let output = common::run_checked(&scenario, Policy::PlanAware, 0);
+    assert_eq!(output.metrics.running, 1);
+    // Every node is excluded, each for its own reason; the trace names the
+    // reason shared by most nodes (ties: the first in Nomad's check order).
+    assert_eq!(
+        details(&output, TraceKind::Infeasible),
+        ["CSI plugin csi is missing from client no-plugin"]
+    );
+    let [failure] = output.placement_failures.as_slice() else {
+        panic!("one group failed: {:?}", output.placement_failures);
+    };
+    let reasons: Vec<&str> = failure
+        .reasons
+        .iter()
+        .map(|(text, _, nodes)| {
+            assert_eq!(*nodes, 1, "{text}");
+            text.as_str()
+        })
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "CSI plugin csi is missing from client no-plugin",
+            "CSI plugin csi is unhealthy on client sick",
+            "CSI plugin csi has the maximum number of volumes on client full",
+            "did not meet topology requirement",
+        ]
+    );
+}
