@@ -171,7 +171,10 @@ fn running_twice_gives_identical_bytes() {
 fn readme_example_is_real_output() {
     let readme = std::fs::read_to_string(common::repo_path("README.md")).unwrap();
     let command = "$ cargo run --release -- run scenarios/csi-single-reader-count2.yaml\n";
-    let start = readme.find(command).expect("the README shows the example command") + command.len();
+    let start = readme
+        .find(command)
+        .expect("the README shows the example command")
+        + command.len();
     let shown = &readme[start..start + readme[start..].find("```").unwrap()];
     let output = plansim(&["run", "scenarios/csi-single-reader-count2.yaml"]);
     assert_eq!(text(&output.stdout).trim_end(), shown.trim_end());

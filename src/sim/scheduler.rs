@@ -221,10 +221,11 @@ impl Simulation<'_> {
                             });
                         }
                     }
-                    // A finished batch allocation is done; a service task
-                    // that exits on its own is not restarted by plansim.
-                    AllocState::Complete => {}
-                    AllocState::Lost | AllocState::Stopped => {
+                    // A finished batch allocation is done.
+                    AllocState::Complete if spec.kind == JobKind::Batch => {}
+                    // A service should run until stopped: one that exits is
+                    // replaced, like a lost or stopped allocation.
+                    AllocState::Complete | AllocState::Lost | AllocState::Stopped => {
                         wants.push(Want {
                             group,
                             index,
