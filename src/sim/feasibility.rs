@@ -164,7 +164,7 @@ impl PlacementFailure {
             })
             .collect();
         // Most nodes first, as Nomad sorts them; check order breaks ties.
-        reasons.sort_by(|a, b| b.2.cmp(&a.2));
+        reasons.sort_by_key(|reason| std::cmp::Reverse(reason.2));
         PlacementFailure {
             group,
             unplaced: 0,
