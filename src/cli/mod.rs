@@ -1,6 +1,7 @@
 //! The command line: argument parsing and the commands. The thin shell that
 //! reads files, calls the pure core and writes results.
 
+mod diff_cmd;
 mod inputs;
 mod run_cmd;
 mod validate_cmd;
@@ -33,6 +34,8 @@ enum Command {
     Run(run_cmd::RunArgs),
     /// Check scenarios without running them.
     Validate(validate_cmd::ValidateArgs),
+    /// Compare two results (summary.csv files or directories) metric by metric.
+    Diff(diff_cmd::DiffArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -50,6 +53,7 @@ pub fn main() -> ExitCode {
     let code = match cli.command {
         Command::Run(args) => run_cmd::run(args),
         Command::Validate(args) => validate_cmd::run(args),
+        Command::Diff(args) => diff_cmd::run(args),
     };
     ExitCode::from(code)
 }
@@ -59,4 +63,76 @@ fn parse_policy(name: &str) -> Result<Policy, String> {
     Policy::from_name(name).ok_or_else(|| {
         format!("unknown scheduler \"{name}\" (expected one of: naive, validate, plan-aware)")
     })
+}
+
+/// Most seeds one `--seeds` may ask for.
+const MAX_SEEDS: u64 = 1_000_000;
+
+/// A list of seeds from `--seeds` (a newtype: clap treats a bare `Vec` as
+/// "the flag may repeat").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seeds(pub Vec<u64>);
+
+/// Parses `--seeds`: a count `N` (seeds 0..N-1), a list `1,5,9`, or a
+/// half-open range `A..B`.
+fn parse_seeds(text: &str) -> Result<Seeds, String> {
+    let number = |s: &str| {
+        s.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("\"{s}\" is not a seed (a whole number of at least 0)"))
+    };
+    let seeds: Vec<u64> = if let Some((from, to)) = text.split_once("..") {
+        let (from, to) = (number(from)?, number(to)?);
+        if from >= to {
+            return Err(format!("empty seed range {text}: write A..B with A < B"));
+        }
+        if to - from > MAX_SEEDS {
+            return Err(format!("seed range {text} is longer than {MAX_SEEDS}"));
+        }
+        (from..to).collect()
+    } else if text.contains(',') {
+        let seeds = text
+            .split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(number)
+            .collect::<Result<Vec<u64>, String>>()?;
+        let mut unique = seeds.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        if unique.len() != seeds.len() {
+            return Err(format!("seed list {text} repeats a seed"));
+        }
+        seeds
+    } else {
+        let count = number(text)?;
+        if count == 0 || count > MAX_SEEDS {
+            return Err(format!(
+                "seed count {count} must be between 1 and {MAX_SEEDS}"
+            ));
+        }
+        (0..count).collect()
+    };
+    if seeds.is_empty() {
+        return Err("no seeds given".to_string());
+    }
+    Ok(Seeds(seeds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Seeds, parse_seeds};
+
+    #[test]
+    fn seeds_as_count_list_or_range() {
+        assert_eq!(parse_seeds("3"), Ok(Seeds(vec![0, 1, 2])));
+        assert_eq!(parse_seeds("1,5,9"), Ok(Seeds(vec![1, 5, 9])));
+        assert_eq!(parse_seeds("7,"), Ok(Seeds(vec![7])));
+        assert_eq!(parse_seeds("10..13"), Ok(Seeds(vec![10, 11, 12])));
+        assert!(parse_seeds("0").is_err());
+        assert!(parse_seeds("5..5").is_err());
+        assert!(parse_seeds("1,1").is_err());
+        assert!(parse_seeds("-1").is_err());
+        assert!(parse_seeds("a,b").is_err());
+        assert!(parse_seeds("99999999").is_err());
+    }
 }

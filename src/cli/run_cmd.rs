@@ -1,11 +1,11 @@
-//! `plansim run PATH... [--scheduler NAME]... [--seed N] [--out DIR] [--trace] [--quiet]`
+//! `plansim run PATH... [--scheduler NAME]... [--seed N | --seeds SEEDS] [--out DIR] [--trace] [--quiet]`
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::inputs::{load_scenarios, scenario_files};
-use super::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, parse_policy};
+use super::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, Seeds, parse_policy, parse_seeds};
 use crate::model::policy::Policy;
 use crate::report::atomic::write_atomic;
 use crate::report::summary::{self, SummaryRow};
@@ -21,9 +21,12 @@ pub struct RunArgs {
     #[arg(long = "scheduler", value_name = "NAME", value_parser = parse_policy)]
     schedulers: Vec<Policy>,
     /// Override every scenario's seed.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", conflicts_with = "seeds")]
     seed: Option<u64>,
-    /// Write DIR/summary.csv (and traces with --trace).
+    /// Run several seeds: a count N (seeds 0..N-1), a list 1,5,9 or a range A..B.
+    #[arg(long, value_name = "SEEDS", value_parser = parse_seeds)]
+    seeds: Option<Seeds>,
+    /// Write DIR/summary.csv and DIR/comparison.md (and traces with --trace).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Also write one event log per run beside summary.csv.
@@ -59,32 +62,39 @@ pub fn run(args: RunArgs) -> u8 {
     }
     let plan = RunPlan {
         policies: (!args.schedulers.is_empty()).then(|| args.schedulers.clone()),
-        seeds: args.seed.map(|seed| vec![seed]),
+        seeds: args
+            .seeds
+            .clone()
+            .map(|s| s.0)
+            .or(args.seed.map(|seed| vec![seed])),
         trace: args.trace,
     };
 
     let mut rows: Vec<SummaryRow> = Vec::new();
+    let mut tables = String::new();
     let mut failed = 0usize;
     for scenario in &scenarios {
         let results = run_scenario(scenario, &plan);
-        let outcomes: Vec<_> = results
-            .iter()
-            .flat_map(|r| r.outcomes.iter().cloned())
-            .collect();
-        let failures: Vec<_> = outcomes.iter().filter(|o| !o.held).collect();
-        failed += failures.len();
-        if !args.quiet {
-            println!("{}", table::render(scenario, &results));
-        } else {
-            for outcome in failures {
-                eprintln!(
-                    "{}: expect failed: {} (actual {})",
-                    scenario.name,
-                    outcome.expectation,
-                    outcome.actual.render()
-                );
+        let table = table::render(scenario, &results);
+        for result in &results {
+            for outcome in result.outcomes.iter().filter(|o| !o.held) {
+                failed += 1;
+                if args.quiet {
+                    eprintln!(
+                        "{} (seed {}): expect failed: {} (actual {})",
+                        scenario.name,
+                        result.row.seed,
+                        outcome.expectation,
+                        outcome.actual.render()
+                    );
+                }
             }
         }
+        if !args.quiet {
+            println!("{table}");
+        }
+        tables.push_str(&table);
+        tables.push('\n');
         if let Some(out) = &args.out {
             for result in &results {
                 if let Some(trace) = &result.trace {
@@ -93,10 +103,10 @@ pub fn run(args: RunArgs) -> u8 {
                         result.row.policy.name(),
                         result.row.seed,
                     );
-                    if let Err(err) =
-                        write_atomic(&out.join(&name), &trace_csv::render(scenario, trace))
+                    if let Err(message) =
+                        write(&out.join(name), &trace_csv::render(scenario, trace))
                     {
-                        eprintln!("{}: cannot write: {err}", out.join(name).display());
+                        eprintln!("{message}");
                         return EXIT_BAD_INPUT;
                     }
                 }
@@ -106,10 +116,19 @@ pub fn run(args: RunArgs) -> u8 {
     }
     if let Some(out) = &args.out {
         summary::sort_rows(&mut rows);
-        let path = out.join("summary.csv");
-        if let Err(err) = write_atomic(&path, &summary::render(&rows)) {
-            eprintln!("{}: cannot write: {err}", path.display());
-            return EXIT_BAD_INPUT;
+        let comparison = format!(
+            "# plansim comparison\n\nThe terminal tables of `plansim run`, one per scenario. \
+             Generated with summary.csv; do not edit.\n\n```text\n{}```\n",
+            tables.trim_end().to_string() + "\n"
+        );
+        for (name, bytes) in [
+            ("summary.csv", summary::render(&rows)),
+            ("comparison.md", comparison.into_bytes()),
+        ] {
+            if let Err(message) = write(&out.join(name), &bytes) {
+                eprintln!("{message}");
+                return EXIT_BAD_INPUT;
+            }
         }
     }
     if failed > 0 {
@@ -118,4 +137,8 @@ pub fn run(args: RunArgs) -> u8 {
     } else {
         EXIT_OK
     }
+}
+
+fn write(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
+    write_atomic(path, bytes).map_err(|err| format!("{}: cannot write: {err}", path.display()))
 }

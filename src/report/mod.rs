@@ -2,6 +2,8 @@
 //! atomic file writes. It formats results; it never runs a simulation.
 
 pub mod atomic;
+pub mod diff;
+pub mod results;
 pub mod summary;
 pub mod table;
 pub mod trace_csv;

@@ -23,12 +23,20 @@ pub fn sort_rows(rows: &mut [SummaryRow]) {
     });
 }
 
-/// The header: key columns then every metric.
+/// Provenance column after the contract's columns: the plansim version that
+/// produced the row. `plansim diff` reports but never counts it as a change.
+pub const VERSION_COLUMN: &str = "plansim_version";
+
+/// The version written in every row.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The header: key columns, every metric, then the version.
 pub fn header() -> Vec<&'static str> {
     KEY_COLUMNS
         .iter()
         .copied()
         .chain(Metric::ALL.iter().map(|m| m.name()))
+        .chain([VERSION_COLUMN])
         .collect()
 }
 
@@ -45,6 +53,7 @@ pub fn render(rows: &[SummaryRow]) -> Vec<u8> {
             row.seed.to_string(),
         ];
         record.extend(Metric::ALL.iter().map(|&m| row.metrics.get(m).render()));
+        record.push(VERSION.to_string());
         writer.write_record(&record).expect("writing to memory");
     }
     writer.into_inner().expect("flushing to memory")
@@ -60,7 +69,8 @@ mod tests {
         assert_eq!(
             header().join(","),
             "scenario,scheduler,seed,desired,placed,running,infeasible,claim_failures,client_failures,\
-reschedules,violations,violation_seconds,rejected_jobs,evals,plans,plan_rejections,first_full_s,events"
+reschedules,violations,violation_seconds,rejected_jobs,evals,plans,plan_rejections,first_full_s,events,\
+plansim_version"
         );
     }
 
@@ -100,8 +110,14 @@ reschedules,violations,violation_seconds,rejected_jobs,evals,plans,plan_rejectio
         );
         let text = String::from_utf8(render(&rows[..2])).unwrap();
         let lines: Vec<&str> = text.split('\n').collect();
-        assert_eq!(lines[1], "a,naive,0,0,0,0,0,0,0,0,0,1.500,0,0,0,0,2.010,0");
-        assert_eq!(lines[2], "a,naive,1,0,0,0,0,0,0,0,0,1.500,0,0,0,0,,0");
+        assert_eq!(
+            lines[1],
+            format!("a,naive,0,0,0,0,0,0,0,0,0,1.500,0,0,0,0,2.010,0,{VERSION}")
+        );
+        assert_eq!(
+            lines[2],
+            format!("a,naive,1,0,0,0,0,0,0,0,0,1.500,0,0,0,0,,0,{VERSION}")
+        );
         assert_eq!(lines[3], "");
         assert!(!text.contains('\r'));
     }

@@ -3,39 +3,44 @@
 
 use std::fmt::Write;
 
-use crate::model::metrics::Metric;
+use crate::model::metrics::{Metric, MetricValue};
+use crate::model::policy::Policy;
 use crate::model::scenario::Scenario;
 use crate::run::RunResult;
 use crate::sim::feasibility::{PlacementFailure, ReasonKind};
 
-/// Renders the comparison of one scenario's runs (its policies, then seeds, in order).
+/// Renders the comparison of one scenario's runs (its policies, then seeds,
+/// in order): one column per policy; over several seeds a cell shows the
+/// range `lo..hi` (a `?` marks a metric some seeds never reached).
 pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
-    let rows: Vec<_> = results.iter().map(|r| &r.row).collect();
     let outcomes: Vec<_> = results.iter().flat_map(|r| &r.outcomes).collect();
+    let mut policies: Vec<Policy> = results.iter().map(|r| r.row.policy).collect();
+    policies.dedup();
+    let mut seeds: Vec<u64> = results.iter().map(|r| r.row.seed).collect();
+    seeds.sort_unstable();
+    seeds.dedup();
     let mut out = String::new();
-    let seeds: Vec<u64> = {
-        let mut seeds: Vec<u64> = rows.iter().map(|r| r.seed).collect();
-        seeds.dedup();
-        seeds
+    let _ = match seeds.as_slice() {
+        [seed] => writeln!(out, "== {} (seed {seed})", scenario.name),
+        _ => writeln!(
+            out,
+            "== {} ({} seeds, ranges over seeds)",
+            scenario.name,
+            seeds.len()
+        ),
     };
-    let _ = write!(out, "== {}", scenario.name);
-    if let [seed] = seeds.as_slice() {
-        let _ = write!(out, " (seed {seed})");
+    for line in wrap(&scenario.description, 78) {
+        let _ = writeln!(out, "   {line}");
     }
-    out.push('\n');
-    if !scenario.description.is_empty() {
-        for line in wrap(&scenario.description, 78) {
-            let _ = writeln!(out, "   {line}");
-        }
-    }
-    let headers: Vec<String> = rows
+    let columns: Vec<(String, Vec<String>)> = policies
         .iter()
-        .map(|r| {
-            if seeds.len() > 1 {
-                format!("{}/{}", r.policy, r.seed)
-            } else {
-                r.policy.to_string()
-            }
+        .map(|&policy| {
+            let runs: Vec<_> = results.iter().filter(|r| r.row.policy == policy).collect();
+            let cells = Metric::ALL
+                .iter()
+                .map(|&metric| cell(runs.iter().map(|r| r.row.metrics.get(metric))))
+                .collect();
+            (policy.to_string(), cells)
         })
         .collect();
     let label_width = Metric::ALL
@@ -43,38 +48,28 @@ pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
         .map(|m| m.name().len())
         .max()
         .unwrap_or(0);
-    let widths: Vec<usize> = headers
+    let widths: Vec<usize> = columns
         .iter()
-        .zip(&rows)
-        .map(|(h, r)| {
-            Metric::ALL
+        .map(|(header, cells)| {
+            cells
                 .iter()
-                .map(|&m| r.metrics.get(m).render().len().max(1))
-                .chain([h.len()])
+                .map(String::len)
+                .chain([header.len()])
                 .max()
                 .unwrap_or(1)
         })
         .collect();
     let _ = write!(out, "   {:label_width$}", "metric");
-    for (header, width) in headers.iter().zip(&widths) {
+    for ((header, _), width) in columns.iter().zip(&widths) {
         let _ = write!(out, "  {header:>width$}");
     }
     out.push('\n');
-    for metric in Metric::ALL {
-        let values: Vec<String> = rows
-            .iter()
-            .map(|r| r.metrics.get(metric).render())
-            .collect();
-        let differs = values.windows(2).any(|w| w[0] != w[1]);
+    for (row, metric) in Metric::ALL.iter().enumerate() {
+        let differs = columns.windows(2).any(|w| w[0].1[row] != w[1].1[row]);
         let marker = if differs { '*' } else { ' ' };
         let _ = write!(out, " {marker} {:label_width$}", metric.name());
-        for (value, width) in values.iter().zip(&widths) {
-            let shown = if value.is_empty() {
-                "-"
-            } else {
-                value.as_str()
-            };
-            let _ = write!(out, "  {shown:>width$}");
+        for ((_, cells), width) in columns.iter().zip(&widths) {
+            let _ = write!(out, "  {:>width$}", cells[row]);
         }
         out.push('\n');
     }
@@ -95,45 +90,90 @@ pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
             outcome.expectation
         );
     }
-    let failed: Vec<_> = results
-        .iter()
-        .filter(|r| !r.placement_failures.is_empty())
-        .collect();
-    if !failed.is_empty() {
+    // The same failure on several seeds is shown once, with its seeds.
+    let mut blocks: Vec<(Policy, String, Vec<u64>)> = Vec::new();
+    for result in results {
+        let mut block = String::new();
+        for failure in &result.placement_failures {
+            render_failure(&mut block, scenario, failure);
+        }
+        if block.is_empty() {
+            continue;
+        }
+        let policy = result.row.policy;
+        match blocks
+            .iter_mut()
+            .find(|(p, b, _)| *p == policy && *b == block)
+        {
+            Some((_, _, block_seeds)) => block_seeds.push(result.row.seed),
+            None => blocks.push((policy, block, vec![result.row.seed])),
+        }
+    }
+    if !blocks.is_empty() {
         out.push_str(
             "   placement failures (latest evaluation, as `nomad job status` shows them):\n",
         );
     }
-    for result in failed {
-        let label = if seeds.len() > 1 {
-            format!("{}/{}", result.row.policy, result.row.seed)
+    for (policy, block, block_seeds) in blocks {
+        let _ = if seeds.len() == 1 {
+            writeln!(out, "     {policy}:")
+        } else if block_seeds.len() == seeds.len() {
+            writeln!(out, "     {policy}, every seed:")
         } else {
-            result.row.policy.to_string()
+            let list: Vec<String> = block_seeds.iter().map(u64::to_string).collect();
+            writeln!(out, "     {policy}, seeds {}:", list.join(","))
         };
-        for failure in &result.placement_failures {
-            render_failure(&mut out, scenario, &label, failure);
-        }
+        out.push_str(&block);
     }
     out
 }
 
-fn render_failure(out: &mut String, scenario: &Scenario, label: &str, failure: &PlacementFailure) {
+/// One cell: the value, or `lo..hi` over seeds; `-` for never, and a `?`
+/// after a range when some seeds never reached the metric.
+fn cell(values: impl Iterator<Item = MetricValue>) -> String {
+    let values: Vec<MetricValue> = values.collect();
+    let reached: Vec<(f64, String)> = values
+        .iter()
+        .filter_map(|v| v.as_f64().map(|x| (x, v.render())))
+        .collect();
+    let some_never = reached.len() < values.len();
+    let lowest = reached.iter().min_by(|a, b| a.0.total_cmp(&b.0));
+    let highest = reached.iter().max_by(|a, b| a.0.total_cmp(&b.0));
+    match (lowest, highest) {
+        (None, _) | (_, None) => "-".to_string(),
+        (Some(lo), Some(hi)) if lo.1 == hi.1 && !some_never => lo.1.clone(),
+        (Some(lo), Some(hi)) => {
+            let range = if lo.1 == hi.1 {
+                lo.1.clone()
+            } else {
+                format!("{}..{}", lo.1, hi.1)
+            };
+            if some_never {
+                format!("{range}?")
+            } else {
+                range
+            }
+        }
+    }
+}
+
+fn render_failure(out: &mut String, scenario: &Scenario, failure: &PlacementFailure) {
     let job = &scenario.jobs[failure.group.job.index()];
     let group = &job.groups[failure.group.group_index()];
     let plural = if failure.unplaced == 1 { "" } else { "s" };
     let _ = writeln!(
         out,
-        "     {label}: {}: Task Group \"{}\" (failed to place {} allocation{plural}):",
+        "       {}: Task Group \"{}\" (failed to place {} allocation{plural}):",
         job.name, group.name, failure.unplaced
     );
     for (reason, kind, nodes) in &failure.reasons {
         let _ = match kind {
             ReasonKind::Filter => writeln!(
                 out,
-                "       * Constraint \"{reason}\": {nodes} nodes excluded by filter"
+                "         * Constraint \"{reason}\": {nodes} nodes excluded by filter"
             ),
-            ReasonKind::Exhausted => writeln!(out, "       * {reason} on {nodes} nodes"),
-            ReasonKind::NoNodes => writeln!(out, "       * {reason}"),
+            ReasonKind::Exhausted => writeln!(out, "         * {reason} on {nodes} nodes"),
+            ReasonKind::NoNodes => writeln!(out, "         * {reason}"),
         };
     }
 }

@@ -1,0 +1,154 @@
+//! results/ holds golden results; they must be exactly what the documented
+//! command produces, and `plansim diff` must catch any change to them.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use plansim::model::metrics::Metric;
+
+/// The documented command, minus `--out`: keep in step with results/README.md and .ci/run.
+const GOLDEN_ARGS: [&str; 5] = ["run", "scenarios/", "--seeds", "0..5", "--quiet"];
+
+fn plansim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plansim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("plansim-golden-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+#[test]
+fn results_are_reproduced_byte_for_byte() {
+    let out = temp_dir("regen");
+    let mut args = GOLDEN_ARGS.to_vec();
+    args.extend(["--out", s(&out)]);
+    let run = plansim(&args);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let diff = plansim(&["diff", "results", s(&out)]);
+    for file in ["summary.csv", "comparison.md"] {
+        let golden = std::fs::read(common::repo_path("results").join(file)).unwrap();
+        let fresh = std::fs::read(out.join(file)).unwrap();
+        assert!(
+            golden == fresh,
+            "results/{file} is stale; regenerate with `cargo run --release -- run scenarios/ --seeds 0..5 --out results/`\n{}",
+            String::from_utf8_lossy(&diff.stdout)
+        );
+    }
+    assert_eq!(diff.status.code(), Some(0));
+    std::fs::remove_dir_all(out).unwrap();
+}
+
+#[test]
+fn diff_names_every_changed_metric() {
+    let golden = std::fs::read_to_string(common::repo_path("results/summary.csv")).unwrap();
+    let dir = temp_dir("tamper");
+    let header: Vec<&str> = golden.lines().next().unwrap().split(',').collect();
+    for metric in Metric::ALL {
+        let column = header.iter().position(|c| *c == metric.name()).unwrap();
+        let mut lines: Vec<String> = golden.lines().map(str::to_string).collect();
+        let mut fields: Vec<String> = lines[7].split(',').map(str::to_string).collect();
+        fields[column] = if fields[column] == "9999" {
+            "9998".into()
+        } else {
+            "9999".into()
+        };
+        lines[7] = fields.join(",");
+        let copy = dir.join("summary.csv");
+        std::fs::write(&copy, lines.join("\n") + "\n").unwrap();
+        let output = plansim(&["diff", "results", s(&copy)]);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(1), "{}: {stdout}", metric.name());
+        assert!(
+            stdout.contains(&format!(": {} ", metric.name())),
+            "{}: {stdout}",
+            metric.name()
+        );
+        assert!(
+            stdout.contains("DIFFERS: 1 metric change(s) in 1 of"),
+            "{stdout}"
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn diff_rejects_bad_input_with_exit_2() {
+    let dir = temp_dir("bad");
+    let wrong = dir.join("wrong.csv");
+    std::fs::write(&wrong, "scenario,policy,seed\n").unwrap();
+    let output = plansim(&["diff", "results", s(&wrong)]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("column 2 is \"policy\""));
+    assert_eq!(
+        plansim(&["diff", "results", "no/such/file.csv"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        plansim(&["diff", "results", "results", "--only", "nope"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        plansim(&["diff", "results", "results", "--rel-tol", "-1"])
+            .status
+            .code(),
+        Some(2)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn diff_tolerance_and_markdown() {
+    let golden = std::fs::read_to_string(common::repo_path("results/summary.csv")).unwrap();
+    let dir = temp_dir("tolerance");
+    let header: Vec<&str> = golden.lines().next().unwrap().split(',').collect();
+    let events = header.iter().position(|c| *c == "events").unwrap();
+    let mut lines: Vec<String> = golden.lines().map(str::to_string).collect();
+    let mut fields: Vec<String> = lines[1].split(',').map(str::to_string).collect();
+    let old: u64 = fields[events].parse().unwrap();
+    fields[events] = (old + 1).to_string();
+    lines[1] = fields.join(",");
+    let copy = dir.join("summary.csv");
+    std::fs::write(&copy, lines.join("\n") + "\n").unwrap();
+    assert_eq!(
+        plansim(&["diff", "results", s(&dir), "--abs-tol", "events=1"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        plansim(&["diff", "results", s(&dir), "--only", "violations"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let md = plansim(&["diff", "results", s(&dir), "--format", "markdown"]);
+    assert_eq!(md.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&md.stdout);
+    assert!(text.starts_with("### plansim diff: DIFFERS"), "{text}");
+    assert!(
+        text.contains(&format!("| events | {old} | {} |", old + 1)),
+        "{text}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
