@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod engine;
+pub mod experiment;
 pub mod model;
 pub mod report;
 pub mod run;

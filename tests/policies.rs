@@ -292,3 +292,43 @@ jobs:
         ]
     );
 }
+
+/// Nomad counts only volumes already claimed on a node against the plugin's
+/// `max_volumes`, so one plan can put two new volumes on a node that takes
+/// one; an enforcing plugin then refuses the second attach. Plan-aware also
+/// counts the plan and allocations that have not claimed yet.
+#[test]
+fn one_plan_cannot_overfill_a_node_under_plan_aware() {
+    let yaml = "\
+nodes:
+  - {id: only, csi_plugins: [{id: csi, max_volumes: 1}]}
+plugins:
+  - {id: csi, enforces_access_mode: true}
+volumes:
+  - {id: \"disk[{i}]\", count: 2, plugin_id: csi, access_mode: single-node-writer}
+jobs:
+  - id: j
+    groups:
+      - {name: g, count: 2, volumes: {d: {type: csi, source: disk, per_alloc: true}}, tasks: [{name: t}]}
+";
+    let scenario = common::load(yaml);
+    let naive = common::run_checked(&scenario, Policy::Naive, 0);
+    assert!(naive.metrics.placed >= 2);
+    assert!(
+        details(&naive, TraceKind::ClaimRejected)[0]
+            .contains("already has 1 of its volumes attached (max_volumes)")
+    );
+    let aware = common::run_checked(&scenario, Policy::PlanAware, 0);
+    assert_eq!(
+        (
+            aware.metrics.placed,
+            aware.metrics.infeasible,
+            aware.metrics.claim_failures
+        ),
+        (1, 1, 0)
+    );
+    assert_eq!(
+        details(&aware, TraceKind::Infeasible),
+        ["CSI plugin csi has the maximum number of volumes on client only"]
+    );
+}

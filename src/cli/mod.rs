@@ -4,6 +4,7 @@
 mod diff_cmd;
 mod inputs;
 mod run_cmd;
+mod sweep_cmd;
 mod validate_cmd;
 
 use std::process::ExitCode;
@@ -36,6 +37,10 @@ enum Command {
     Validate(validate_cmd::ValidateArgs),
     /// Compare two results (summary.csv files or directories) metric by metric.
     Diff(diff_cmd::DiffArgs),
+    /// Run a capacity-planning experiment: a grid of scenario variants x seeds x policies.
+    Sweep(sweep_cmd::SweepArgs),
+    /// Combine the directories of a sharded sweep into the output of one sweep.
+    Merge(sweep_cmd::MergeArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -54,6 +59,8 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run_cmd::run(args),
         Command::Validate(args) => validate_cmd::run(args),
         Command::Diff(args) => diff_cmd::run(args),
+        Command::Sweep(args) => sweep_cmd::run(args),
+        Command::Merge(args) => sweep_cmd::merge(args),
     };
     ExitCode::from(code)
 }

@@ -86,6 +86,25 @@ impl MetricValue {
         }
     }
 
+    /// Reads a value back from its rendered text (the inverse of `render`).
+    pub fn parse(metric: Metric, text: &str) -> Option<MetricValue> {
+        let seconds = |text: &str| {
+            let (whole, fraction) = text.split_once('.')?;
+            if fraction.len() != 3 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let whole: u64 = whole.parse().ok()?;
+            let fraction: u64 = fraction.parse().ok()?;
+            Some(Millis(whole.checked_mul(1000)?.checked_add(fraction)?))
+        };
+        match metric {
+            Metric::ViolationSeconds => seconds(text).map(MetricValue::Seconds),
+            Metric::FirstFullS if text.is_empty() => Some(MetricValue::Never),
+            Metric::FirstFullS => seconds(text).map(MetricValue::Seconds),
+            _ => text.parse().ok().map(MetricValue::Count),
+        }
+    }
+
     /// The exact text written to summary.csv and shown in tables.
     pub fn render(self) -> String {
         match self {
@@ -117,6 +136,51 @@ pub struct Metrics {
 }
 
 impl Metrics {
+    /// Sets one metric; `false` when the value has the wrong kind for it.
+    pub fn set(&mut self, metric: Metric, value: MetricValue) -> bool {
+        let count = match value {
+            MetricValue::Count(n) => Some(n),
+            _ => None,
+        };
+        let slot = match metric {
+            Metric::Desired => &mut self.desired,
+            Metric::Placed => &mut self.placed,
+            Metric::Running => &mut self.running,
+            Metric::Infeasible => &mut self.infeasible,
+            Metric::ClaimFailures => &mut self.claim_failures,
+            Metric::ClientFailures => &mut self.client_failures,
+            Metric::Reschedules => &mut self.reschedules,
+            Metric::Violations => &mut self.violations,
+            Metric::RejectedJobs => &mut self.rejected_jobs,
+            Metric::Evals => &mut self.evals,
+            Metric::Plans => &mut self.plans,
+            Metric::PlanRejections => &mut self.plan_rejections,
+            Metric::Events => &mut self.events,
+            Metric::ViolationSeconds => {
+                let MetricValue::Seconds(t) = value else {
+                    return false;
+                };
+                self.violation_time = t;
+                return true;
+            }
+            Metric::FirstFullS => {
+                self.first_full = match value {
+                    MetricValue::Seconds(t) => Some(t),
+                    MetricValue::Never => None,
+                    MetricValue::Count(_) => return false,
+                };
+                return true;
+            }
+        };
+        match count {
+            Some(n) => {
+                *slot = n;
+                true
+            }
+            None => false,
+        }
+    }
+
     pub fn get(&self, metric: Metric) -> MetricValue {
         use MetricValue::Count;
         match metric {
@@ -138,5 +202,44 @@ impl Metrics {
                 .map_or(MetricValue::Never, MetricValue::Seconds),
             Metric::Events => Count(self.events),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_metric_round_trips_through_its_text() {
+        let metrics = Metrics {
+            desired: 1,
+            placed: 2,
+            running: 3,
+            infeasible: 4,
+            claim_failures: 5,
+            client_failures: 6,
+            reschedules: 7,
+            violations: 8,
+            violation_time: Millis(9_010),
+            rejected_jobs: 10,
+            evals: 11,
+            plans: 12,
+            plan_rejections: 13,
+            first_full: Some(Millis(14_001)),
+            events: 15,
+        };
+        let mut back = Metrics::default();
+        for metric in Metric::ALL {
+            let text = metrics.get(metric).render();
+            let value = MetricValue::parse(metric, &text).unwrap();
+            assert!(back.set(metric, value), "{}", metric.name());
+        }
+        assert_eq!(back, metrics);
+        assert_eq!(
+            MetricValue::parse(Metric::FirstFullS, ""),
+            Some(MetricValue::Never)
+        );
+        assert_eq!(MetricValue::parse(Metric::ViolationSeconds, "1.5"), None);
+        assert_eq!(MetricValue::parse(Metric::Events, "-1"), None);
     }
 }

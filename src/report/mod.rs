@@ -3,7 +3,9 @@
 
 pub mod atomic;
 pub mod diff;
+pub mod journal;
 pub mod results;
 pub mod summary;
+pub mod sweep;
 pub mod table;
 pub mod trace_csv;

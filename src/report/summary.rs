@@ -40,6 +40,18 @@ pub fn header() -> Vec<&'static str> {
         .collect()
 }
 
+/// One row's fields, in header order.
+pub fn fields(row: &SummaryRow) -> Vec<String> {
+    let mut record = vec![
+        row.scenario.clone(),
+        row.policy.name().to_string(),
+        row.seed.to_string(),
+    ];
+    record.extend(Metric::ALL.iter().map(|&m| row.metrics.get(m).render()));
+    record.push(VERSION.to_string());
+    record
+}
+
 /// Renders rows (already sorted) as CSV text with LF line endings.
 pub fn render(rows: &[SummaryRow]) -> Vec<u8> {
     let mut writer = csv::WriterBuilder::new()
@@ -47,14 +59,7 @@ pub fn render(rows: &[SummaryRow]) -> Vec<u8> {
         .from_writer(Vec::new());
     writer.write_record(header()).expect("writing to memory");
     for row in rows {
-        let mut record = vec![
-            row.scenario.clone(),
-            row.policy.name().to_string(),
-            row.seed.to_string(),
-        ];
-        record.extend(Metric::ALL.iter().map(|&m| row.metrics.get(m).render()));
-        record.push(VERSION.to_string());
-        writer.write_record(&record).expect("writing to memory");
+        writer.write_record(fields(row)).expect("writing to memory");
     }
     writer.into_inner().expect("flushing to memory")
 }

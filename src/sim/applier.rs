@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use super::feasibility::plan_aware_claim_check;
 use super::scheduler::{Placement, Plan};
-use super::state::{Alloc, AllocState};
+use super::state::{Alloc, AllocState, count_up};
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::access::ClaimCounts;
@@ -128,7 +128,10 @@ impl Simulation<'_> {
         node.used_cpu += group_spec.cpu;
         node.used_memory += group_spec.memory;
         node.allocs.insert(id);
-        *node.group_allocs.entry(placement.group).or_default() += 1;
+        count_up(&mut node.group_allocs, placement.group);
+        for &(volume, _) in &placement.volumes {
+            count_up(&mut node.alloc_volumes, volume);
+        }
         for &(volume, mode) in &placement.volumes {
             let state = &mut self.volumes[volume.index()];
             state.reserved.insert(id, mode);

@@ -2,11 +2,11 @@
 //! server, have the plugin publish it, run, stop; and the asynchronous claim
 //! release that follows (node detach, then controller detach).
 
-use super::state::{AllocState, Claim, ClaimState, NodeStatus};
+use super::state::{AllocState, Claim, ClaimState, NodeStatus, count_down, count_up};
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::access::{ClaimMode, Refusal, admit, permits};
-use crate::model::ids::{AllocId, VolumeId};
+use crate::model::ids::{AllocId, NodeId, VolumeId};
 use crate::model::time::Millis;
 
 /// Nomad 1.3+ clients retry a refused claim: 1s, doubling, at most 1m apart.
@@ -123,10 +123,7 @@ impl Simulation<'_> {
             },
         );
         state.ledger_counts.add(mode);
-        *self.nodes[node.index()]
-            .claimed_volumes
-            .entry(volume)
-            .or_default() += 1;
+        count_up(&mut self.nodes[node.index()].claimed_volumes, volume);
         self.record(|t| {
             TraceRecord::new(t, TraceKind::ClaimGranted)
                 .alloc(group, index)
@@ -150,30 +147,44 @@ impl Simulation<'_> {
         let (group, index, node) = (alloc.group, alloc.index, alloc.node);
         let volume_spec = &self.scenario.volumes[volume.index()];
         let plugin = &self.scenario.plugins[volume_spec.plugin.index()];
-        let state = &mut self.volumes[volume.index()];
+        let state = &self.volumes[volume.index()];
         let mut after = state.published_counts;
         after.add(mode);
         let legal = permits(volume_spec.access_mode, after);
-        if !legal && plugin.enforces_access_mode {
-            self.metrics.claim_failures += 1;
-            let detail = format!(
-                "plugin {} refused to publish: {} volume {} is already published ({} readers, {} writers)",
-                plugin.name,
-                volume_spec.access_mode,
-                volume_spec.name,
-                state.published_counts.readers,
-                state.published_counts.writers
-            );
-            self.record(|t| {
-                TraceRecord::new(t, TraceKind::ClaimRejected)
-                    .alloc(group, index)
-                    .node(node)
-                    .volume(volume)
-                    .detail(detail.clone())
-            });
-            self.finish_alloc(id, AllocState::Failed, &detail);
-            return;
+        if plugin.enforces_access_mode {
+            let refusal = if let Some(attached) = self.over_attach_limit(node, volume) {
+                Some(format!(
+                    "plugin {} refused to publish: client {} already has {attached} of its volumes attached (max_volumes)",
+                    plugin.name,
+                    self.node_name(node)
+                ))
+            } else if !legal {
+                Some(format!(
+                    "plugin {} refused to publish: {} volume {} is already published ({} readers, {} writers)",
+                    plugin.name,
+                    volume_spec.access_mode,
+                    volume_spec.name,
+                    state.published_counts.readers,
+                    state.published_counts.writers
+                ))
+            } else {
+                None
+            };
+            if let Some(detail) = refusal {
+                self.metrics.claim_failures += 1;
+                self.record(|t| {
+                    TraceRecord::new(t, TraceKind::ClaimRejected)
+                        .alloc(group, index)
+                        .node(node)
+                        .volume(volume)
+                        .detail(detail.clone())
+                });
+                self.finish_alloc(id, AllocState::Failed, &detail);
+                return;
+            }
         }
+        count_up(&mut self.nodes[node.index()].published_volumes, volume);
+        let state = &mut self.volumes[volume.index()];
         state.published_counts = after;
         state
             .ledger
@@ -205,6 +216,25 @@ impl Simulation<'_> {
         } else {
             self.start_running(id);
         }
+    }
+
+    /// An enforcing plugin attaches at most `max_volumes` distinct volumes
+    /// per node: `Some(attached)` when publishing `volume` would exceed it.
+    fn over_attach_limit(&self, node: NodeId, volume: VolumeId) -> Option<usize> {
+        let plugin = self.scenario.volumes[volume.index()].plugin;
+        let spec = self.scenario.nodes[node.index()]
+            .csi_plugins
+            .iter()
+            .find(|p| p.plugin == plugin)?;
+        let published = &self.nodes[node.index()].published_volumes;
+        if spec.max_volumes == 0 || published.contains_key(&volume) {
+            return None;
+        }
+        let attached = published
+            .keys()
+            .filter(|v| self.scenario.volumes[v.index()].plugin == plugin)
+            .count();
+        (attached >= spec.max_volumes as usize).then_some(attached)
     }
 
     fn start_running(&mut self, id: AllocId) {
@@ -259,13 +289,9 @@ impl Simulation<'_> {
         node_state.used_cpu -= group_spec.cpu;
         node_state.used_memory -= group_spec.memory;
         assert!(node_state.allocs.remove(&id), "a live alloc is on its node");
-        let on_node = node_state
-            .group_allocs
-            .get_mut(&group)
-            .expect("group counted on node");
-        *on_node -= 1;
-        if *on_node == 0 {
-            node_state.group_allocs.remove(&group);
+        count_down(&mut node_state.group_allocs, group);
+        for &(volume, _) in &volumes {
+            count_down(&mut node_state.alloc_volumes, volume);
         }
         for (volume, mode) in volumes {
             let state = &mut self.volumes[volume.index()];
@@ -329,9 +355,10 @@ impl Simulation<'_> {
             .get_mut(&id)
             .expect("claim being released");
         claim.state = ClaimState::NodeDetached;
-        let (mode, was_published) = (claim.mode, std::mem::take(&mut claim.published));
+        let (mode, node, was_published) =
+            (claim.mode, claim.node, std::mem::take(&mut claim.published));
         if was_published {
-            self.unpublish(volume, mode);
+            self.unpublish(volume, mode, node);
         }
         self.queue
             .schedule_in(controller, Event::ControllerDetach(id, volume));
@@ -343,20 +370,12 @@ impl Simulation<'_> {
             .remove(&id)
             .expect("claim being released");
         if claim.published {
-            self.unpublish(volume, claim.mode);
+            self.unpublish(volume, claim.mode, claim.node);
         }
         self.volumes[volume.index()]
             .ledger_counts
             .remove(claim.mode);
-        let node = &mut self.nodes[claim.node.index()];
-        let refs = node
-            .claimed_volumes
-            .get_mut(&volume)
-            .expect("claim counted on node");
-        *refs -= 1;
-        if *refs == 0 {
-            node.claimed_volumes.remove(&volume);
-        }
+        count_down(&mut self.nodes[claim.node.index()].claimed_volumes, volume);
         let alloc = &self.allocs[id.index()];
         let (group, index) = (alloc.group, alloc.index);
         self.record(|t| {
@@ -369,7 +388,8 @@ impl Simulation<'_> {
         self.unblock();
     }
 
-    fn unpublish(&mut self, volume: VolumeId, mode: ClaimMode) {
+    fn unpublish(&mut self, volume: VolumeId, mode: ClaimMode, node: NodeId) {
+        count_down(&mut self.nodes[node.index()].published_volumes, volume);
         let now = self.now();
         let access_mode = self.scenario.volumes[volume.index()].access_mode;
         let state = &mut self.volumes[volume.index()];

@@ -1,9 +1,12 @@
 //! Whole-state invariants, checked after every event when a run asks for it
 //! (tests and property tests do). Cheap ones are asserted where state changes.
 
+use std::collections::BTreeMap;
+
 use super::Simulation;
 use super::state::AllocState;
 use crate::model::access::{ClaimCounts, permits};
+use crate::model::ids::VolumeId;
 
 impl Simulation<'_> {
     pub(super) fn check_invariants(&self) {
@@ -32,8 +35,32 @@ impl Simulation<'_> {
                 running[alloc.group.job.index()][alloc.group.group_index()] += 1;
             }
         }
+        let mut alloc_volumes = vec![BTreeMap::<VolumeId, u32>::new(); self.nodes.len()];
+        for alloc in self.allocs.iter().filter(|a| a.is_live()) {
+            for &(volume, _) in &alloc.volumes {
+                *alloc_volumes[alloc.node.index()].entry(volume).or_default() += 1;
+            }
+        }
+        let mut published_volumes = vec![BTreeMap::<VolumeId, u32>::new(); self.nodes.len()];
+        for (volume, state) in self.volumes.iter().enumerate() {
+            for claim in state.ledger.values().filter(|c| c.published) {
+                *published_volumes[claim.node.index()]
+                    .entry(VolumeId::from_index(volume))
+                    .or_default() += 1;
+            }
+        }
         for (index, node) in self.nodes.iter().enumerate() {
             let spec = &self.scenario.nodes[index];
+            assert_eq!(
+                node.alloc_volumes, alloc_volumes[index],
+                "node {} alloc volumes",
+                spec.name
+            );
+            assert_eq!(
+                node.published_volumes, published_volumes[index],
+                "node {} published volumes",
+                spec.name
+            );
             assert_eq!(
                 node.used_cpu, cpu[index],
                 "node {} cpu bookkeeping",

@@ -114,6 +114,8 @@ impl<'s> Simulation<'s> {
                 group_allocs: Default::default(),
                 allocs: Default::default(),
                 claimed_volumes: Default::default(),
+                alloc_volumes: Default::default(),
+                published_volumes: Default::default(),
             })
             .collect();
         let jobs = scenario

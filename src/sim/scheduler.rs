@@ -64,6 +64,7 @@ struct PlanContext {
     resources: BTreeMap<NodeId, (u64, u64)>,
     group_on_node: BTreeMap<(NodeId, GroupRef), u32>,
     claims: BTreeMap<VolumeId, ClaimCounts>,
+    node_volumes: BTreeMap<NodeId, std::collections::BTreeSet<VolumeId>>,
 }
 
 /// A volume request with its source resolved for one allocation index.
@@ -428,15 +429,8 @@ impl Simulation<'_> {
             return Err(FilterReason::CsiPluginUnhealthy { plugin, node });
         }
         let max_volumes = node_spec.csi_plugins[slot].max_volumes;
-        if max_volumes > 0 {
-            let on_node = node_state
-                .claimed_volumes
-                .keys()
-                .filter(|v| self.scenario.volumes[v.index()].plugin == plugin)
-                .count();
-            if on_node >= max_volumes as usize {
-                return Err(FilterReason::CsiPluginMaxVolumes { plugin, node });
-            }
+        if max_volumes > 0 && self.volumes_on_node(ctx, node, plugin) >= max_volumes as usize {
+            return Err(FilterReason::CsiPluginMaxVolumes { plugin, node });
         }
         if !volume_spec.topologies.is_empty()
             && !volume_spec.topologies.contains(&node_spec.topology)
@@ -461,6 +455,29 @@ impl Simulation<'_> {
         }
     }
 
+    /// Distinct volumes of `plugin` on `node`, as the policy counts them for
+    /// `max_volumes`: Nomad counts volumes claimed there; plan-aware also
+    /// counts those of live allocations not yet claimed and of the plan.
+    fn volumes_on_node(
+        &self,
+        ctx: &PlanContext,
+        node: NodeId,
+        plugin: crate::model::ids::PluginId,
+    ) -> usize {
+        let state = &self.nodes[node.index()];
+        let of_plugin = |v: &&VolumeId| self.scenario.volumes[v.index()].plugin == plugin;
+        if !self.policy.plan_aware_claims() {
+            return state.claimed_volumes.keys().filter(of_plugin).count();
+        }
+        let mut volumes: std::collections::BTreeSet<&VolumeId> =
+            state.claimed_volumes.keys().filter(of_plugin).collect();
+        volumes.extend(state.alloc_volumes.keys().filter(of_plugin));
+        if let Some(planned) = ctx.node_volumes.get(&node) {
+            volumes.extend(planned.iter().filter(of_plugin));
+        }
+        volumes.len()
+    }
+
     fn propose(
         &self,
         ctx: &mut PlanContext,
@@ -475,6 +492,7 @@ impl Simulation<'_> {
         *ctx.group_on_node.entry((node, group)).or_default() += 1;
         for &(volume, mode) in volumes {
             ctx.claims.entry(volume).or_default().add(mode);
+            ctx.node_volumes.entry(node).or_default().insert(volume);
         }
     }
 }

@@ -30,6 +30,29 @@ pub struct NodeState {
     /// Server claims held on this node, per volume (Nomad's CSIVolumesByNodeID,
     /// which `max_volumes` is checked against).
     pub claimed_volumes: BTreeMap<VolumeId, u32>,
+    /// Volumes mounted by live allocations on this node, claimed or not (what
+    /// the plan-aware scheduler counts against `max_volumes`).
+    pub alloc_volumes: BTreeMap<VolumeId, u32>,
+    /// Volumes the node plugin has published here (what an enforcing plugin
+    /// counts against `max_volumes`).
+    pub published_volumes: BTreeMap<VolumeId, u32>,
+}
+
+/// Adds one reference to `key`.
+pub fn count_up<K: Ord>(map: &mut BTreeMap<K, u32>, key: K) {
+    *map.entry(key).or_default() += 1;
+}
+
+/// Drops one reference to `key`, forgetting it at zero. Dropping a reference
+/// that is not there is a bookkeeping bug.
+pub fn count_down<K: Ord + std::fmt::Debug>(map: &mut BTreeMap<K, u32>, key: K) {
+    let refs = map
+        .get_mut(&key)
+        .unwrap_or_else(|| panic!("no reference to {key:?} to drop"));
+    *refs -= 1;
+    if *refs == 0 {
+        map.remove(&key);
+    }
 }
 
 impl NodeState {

@@ -1,0 +1,349 @@
+//! `plansim sweep EXPERIMENT.yaml [--jobs N] [--out DIR] [--shard I/N] [--resume]`
+//! and `plansim merge SHARD_DIR... --out DIR`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+
+use super::{EXIT_BAD_INPUT, EXIT_OK};
+use crate::experiment::aggregate;
+use crate::experiment::grid::{Shard, coord};
+use crate::experiment::spec::{self, Experiment};
+use crate::model::metrics::Metrics;
+use crate::report::atomic::write_atomic;
+use crate::report::journal::{self, Header};
+use crate::report::sweep;
+use crate::sim::{RunOptions, simulate};
+
+const INPUTS: &str = "inputs";
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// The experiment file.
+    experiment: PathBuf,
+    /// Worker threads (default: every core). Never changes a byte of output.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
+    /// Output directory (default: sweep-<experiment name>).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Run only the I-th of N disjoint slices of the runs (merge them with `plansim merge`).
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    shard: Option<Shard>,
+    /// Continue a sweep in DIR: skip the runs it already recorded.
+    #[arg(long)]
+    resume: bool,
+    /// No progress bar and no summary lines.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Directories written by `plansim sweep --shard I/N`, one per shard.
+    #[arg(required = true)]
+    shards: Vec<PathBuf>,
+    /// Where to write the merged results.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// No summary lines.
+    #[arg(long)]
+    quiet: bool,
+}
+
+pub fn run(args: SweepArgs) -> u8 {
+    match sweep_command(&args) {
+        Ok(()) => EXIT_OK,
+        Err(message) => {
+            eprintln!("{message}");
+            EXIT_BAD_INPUT
+        }
+    }
+}
+
+pub fn merge(args: MergeArgs) -> u8 {
+    match merge_command(&args) {
+        Ok(()) => EXIT_OK,
+        Err(message) => {
+            eprintln!("{message}");
+            EXIT_BAD_INPUT
+        }
+    }
+}
+
+fn header_for(experiment: &Experiment, shard: Shard) -> Header {
+    Header {
+        fingerprint: journal::fingerprint(&[
+            crate::report::summary::VERSION,
+            &experiment.experiment_text,
+            &experiment.scenario_file_name,
+            &experiment.scenario_text,
+        ]),
+        runs: experiment.runs(),
+        shard: shard.to_string(),
+    }
+}
+
+fn sweep_command(args: &SweepArgs) -> Result<(), String> {
+    let experiment = spec::load(&args.experiment, None).map_err(|err| err.to_string())?;
+    let shard = args.shard.unwrap_or(Shard::WHOLE);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("sweep-{}", experiment.name)));
+    std::fs::create_dir_all(&out)
+        .map_err(|err| format!("{}: cannot create: {err}", out.display()))?;
+    let journal_path = out.join(journal::FILE_NAME);
+    let header = header_for(&experiment, shard);
+    let (mut done, writer) = match journal::read(&journal_path)? {
+        None => {
+            write_inputs(&out, &experiment)?;
+            (
+                BTreeMap::new(),
+                journal::Writer::create(&journal_path, &header)?,
+            )
+        }
+        Some(_) if !args.resume => {
+            return Err(format!(
+                "{}: already holds a sweep; pass --resume to continue it, or choose another --out",
+                out.display()
+            ));
+        }
+        Some(contents) => {
+            if contents.header != header {
+                return Err(format!(
+                    "{}: holds a sweep of other inputs or another shard ({} runs, shard {}); it cannot be resumed with these",
+                    out.display(),
+                    contents.header.runs,
+                    contents.header.shard
+                ));
+            }
+            let writer = journal::Writer::resume(&journal_path, contents.intact_len)?;
+            (contents.runs, writer)
+        }
+    };
+    let todo: Vec<usize> = (0..experiment.runs())
+        .filter(|&r| shard.owns(r) && !done.contains_key(&r))
+        .collect();
+    let owned = (0..experiment.runs()).filter(|&r| shard.owns(r)).count();
+    let threads = args.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
+    let progress = progress_bar(todo.len(), args.quiet);
+    let finished = run_all(&experiment, &todo, threads, writer, &progress)?;
+    progress.finish_and_clear();
+    done.extend(finished);
+    if !args.quiet {
+        eprintln!(
+            "{}: {} runs recorded ({} this time){}",
+            out.display(),
+            done.len(),
+            todo.len(),
+            if shard == Shard::WHOLE {
+                String::new()
+            } else {
+                format!(" for shard {shard} of {} runs", owned)
+            }
+        );
+    }
+    if shard != Shard::WHOLE {
+        if !args.quiet {
+            eprintln!("merge the shards with: plansim merge SHARD_DIR... --out DIR");
+        }
+        return Ok(());
+    }
+    finish(&out, &experiment, &header, &done, args.quiet)
+}
+
+fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    // stderr draws nothing when it is not a terminal.
+    let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {per_sec}  ETA {eta}")
+            .expect("a valid template"),
+    );
+    bar
+}
+
+/// Runs `todo` on `threads` workers; each finished run is journaled at once
+/// by one writer thread, so an interrupted sweep keeps what it finished.
+fn run_all(
+    experiment: &Experiment,
+    todo: &[usize],
+    threads: usize,
+    mut writer: journal::Writer,
+    progress: &ProgressBar,
+) -> Result<BTreeMap<usize, Metrics>, String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|err| format!("cannot start {threads} worker threads: {err}"))?;
+    let (sender, receiver) = mpsc::channel::<(usize, Metrics)>();
+    std::thread::scope(|scope| {
+        let journal = scope.spawn(move || -> Result<BTreeMap<usize, Metrics>, String> {
+            let mut finished = BTreeMap::new();
+            for (index, metrics) in receiver {
+                writer
+                    .append(index, &metrics)
+                    .map_err(|err| format!("cannot write the journal: {err}"))?;
+                finished.insert(index, metrics);
+            }
+            writer
+                .finish()
+                .map_err(|err| format!("cannot write the journal: {err}"))?;
+            Ok(finished)
+        });
+        pool.install(|| {
+            todo.par_iter().for_each_with(sender, |sender, &index| {
+                let c = coord(experiment, index);
+                let output = simulate(
+                    &experiment.points[c.point].scenario,
+                    RunOptions {
+                        policy: c.policy,
+                        seed: c.seed,
+                        trace: false,
+                        check_invariants: false,
+                    },
+                );
+                // A closed channel means the journal failed; its error is reported below.
+                let _ = sender.send((index, output.metrics));
+                progress.inc(1);
+            });
+        });
+        journal
+            .join()
+            .map_err(|_| "the journal writer stopped unexpectedly".to_string())?
+    })
+}
+
+/// Writes every output of a complete sweep, and leaves its journal sorted.
+fn finish(
+    out: &Path,
+    experiment: &Experiment,
+    header: &Header,
+    done: &BTreeMap<usize, Metrics>,
+    quiet: bool,
+) -> Result<(), String> {
+    if done.len() != experiment.runs() {
+        let missing = (0..experiment.runs())
+            .find(|r| !done.contains_key(r))
+            .unwrap_or(0);
+        let c = coord(experiment, missing);
+        return Err(format!(
+            "{} of {} runs are missing (first: run {missing}, {}, {}, seed {})",
+            experiment.runs() - done.len(),
+            experiment.runs(),
+            experiment.point_label(c.point),
+            c.policy,
+            c.seed
+        ));
+    }
+    let runs: Vec<Metrics> = done.values().cloned().collect();
+    let whole = Header {
+        shard: Shard::WHOLE.to_string(),
+        ..header.clone()
+    };
+    write_file(
+        &out.join(journal::FILE_NAME),
+        &journal::render_sorted(&whole, done),
+    )?;
+    std::fs::create_dir_all(out.join("plots"))
+        .map_err(|err| format!("{}: cannot create: {err}", out.display()))?;
+    for (name, bytes) in sweep::render_all(experiment, &runs)? {
+        write_file(&out.join(name), &bytes)?;
+    }
+    if !quiet {
+        let table = aggregate::RunTable {
+            experiment,
+            runs: &runs,
+        };
+        for line in sweep::headlines(experiment, &aggregate::paired(&table)) {
+            println!("{line}");
+        }
+        eprintln!("wrote {}", out.join("index.html").display());
+    }
+    Ok(())
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_atomic(path, bytes).map_err(|err| format!("{}: cannot write: {err}", path.display()))
+}
+
+/// Keeps copies of the inputs with the results: provenance, and what `merge` reads.
+fn write_inputs(out: &Path, experiment: &Experiment) -> Result<(), String> {
+    let dir = out.join(INPUTS).join("scenario");
+    std::fs::create_dir_all(&dir)
+        .map_err(|err| format!("{}: cannot create: {err}", dir.display()))?;
+    write_file(
+        &out.join(INPUTS).join("experiment.yaml"),
+        experiment.experiment_text.as_bytes(),
+    )?;
+    write_file(
+        &dir.join(&experiment.scenario_file_name),
+        experiment.scenario_text.as_bytes(),
+    )
+}
+
+fn load_inputs(dir: &Path) -> Result<Experiment, String> {
+    let inputs = dir.join(INPUTS);
+    let scenario_dir = inputs.join("scenario");
+    let scenario = std::fs::read_dir(&scenario_dir)
+        .map_err(|err| {
+            format!(
+                "{}: not a sweep directory (cannot read {}: {err})",
+                dir.display(),
+                scenario_dir.display()
+            )
+        })?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .ok_or_else(|| {
+            format!(
+                "{}: no scenario kept in {}",
+                dir.display(),
+                scenario_dir.display()
+            )
+        })?;
+    spec::load(&inputs.join("experiment.yaml"), Some(&scenario)).map_err(|err| err.to_string())
+}
+
+fn merge_command(args: &MergeArgs) -> Result<(), String> {
+    let experiment = load_inputs(&args.shards[0])?;
+    let header = header_for(&experiment, Shard::WHOLE);
+    let mut done: BTreeMap<usize, Metrics> = BTreeMap::new();
+    for dir in &args.shards {
+        let contents = journal::read(&dir.join(journal::FILE_NAME))?
+            .ok_or_else(|| format!("{}: no sweep journal here", dir.display()))?;
+        if contents.header.fingerprint != header.fingerprint || contents.header.runs != header.runs
+        {
+            return Err(format!(
+                "{}: a sweep of other inputs than {}",
+                dir.display(),
+                args.shards[0].display()
+            ));
+        }
+        for (index, metrics) in contents.runs {
+            if let Some(previous) = done.insert(index, metrics.clone())
+                && previous != metrics
+            {
+                return Err(format!(
+                    "{}: run {index} disagrees with another shard",
+                    dir.display()
+                ));
+            }
+        }
+    }
+    std::fs::create_dir_all(&args.out)
+        .map_err(|err| format!("{}: cannot create: {err}", args.out.display()))?;
+    write_inputs(&args.out, &experiment)?;
+    finish(&args.out, &experiment, &header, &done, args.quiet)
+}

@@ -1,0 +1,311 @@
+//! Experiment files: a scenario, seeds, policies and a grid of variations.
+//! Loading stamps out one resolved scenario per grid point, so every bad
+//! path or value is found before anything runs.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+
+use super::path::{self, Segment, render_value};
+use crate::model::policy::Policy;
+use crate::model::scenario::Scenario;
+use crate::scenario::load::{yaml_error, yaml_options};
+use crate::scenario::{LoadError, load_str};
+
+/// Most grid points and runs an experiment may ask for.
+pub const MAX_POINTS: usize = 100_000;
+pub const MAX_RUNS: usize = 10_000_000;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExperiment {
+    name: Option<String>,
+    description: Option<String>,
+    scenario: String,
+    seeds: Option<RawSeeds>,
+    schedulers: Option<Vec<Policy>>,
+    vary: Option<OrderedMap>,
+}
+
+/// `seeds: 100` (seeds 0..99) or `seeds: [1, 5, 9]`.
+#[derive(Debug)]
+enum RawSeeds {
+    Count(u64),
+    List(Vec<u64>),
+}
+
+impl<'de> Deserialize<'de> for RawSeeds {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SeedsVisitor;
+        impl<'de> Visitor<'de> for SeedsVisitor {
+            type Value = RawSeeds;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a count of seeds (100) or a list of seeds ([1, 5, 9])")
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<RawSeeds, E> {
+                Ok(RawSeeds::Count(n))
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<RawSeeds, E> {
+                u64::try_from(n)
+                    .map(RawSeeds::Count)
+                    .map_err(|_| E::custom(format!("seeds: {n} is negative")))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<RawSeeds, A::Error> {
+                let mut seeds = Vec::new();
+                while let Some(seed) = seq.next_element::<u64>()? {
+                    seeds.push(seed);
+                }
+                Ok(RawSeeds::List(seeds))
+            }
+        }
+        deserializer.deserialize_any(SeedsVisitor)
+    }
+}
+
+/// `vary:` keeps the order the keys were written in: it is the grid's order.
+#[derive(Debug, Default)]
+struct OrderedMap(Vec<(String, Vec<Value>)>);
+
+impl<'de> Deserialize<'de> for OrderedMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MapVisitor;
+        impl<'de> Visitor<'de> for MapVisitor {
+            type Value = OrderedMap;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a mapping from a path in the scenario to a list of values")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<OrderedMap, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((key, values)) = map.next_entry::<String, Vec<Value>>()? {
+                    if values.is_empty() {
+                        return Err(de::Error::custom(format!(
+                            "vary \"{key}\": list at least one value"
+                        )));
+                    }
+                    entries.push((key, values));
+                }
+                Ok(OrderedMap(entries))
+            }
+        }
+        deserializer.deserialize_map(MapVisitor)
+    }
+}
+
+/// One varied parameter: its key as written, its parsed path and its values.
+#[derive(Clone, Debug)]
+pub struct VaryKey {
+    pub key: String,
+    pub path: Vec<Segment>,
+    pub values: Vec<Value>,
+}
+
+/// One combination of varied values, with its resolved scenario.
+#[derive(Clone, Debug)]
+pub struct GridPoint {
+    /// For each vary key, the index of its value.
+    pub choice: Vec<usize>,
+    pub scenario: Scenario,
+}
+
+#[derive(Clone, Debug)]
+pub struct Experiment {
+    pub name: String,
+    pub description: String,
+    /// The experiment and scenario files as read (kept with the results).
+    pub experiment_text: String,
+    pub scenario_file_name: String,
+    pub scenario_text: String,
+    pub seeds: Vec<u64>,
+    pub policies: Vec<Policy>,
+    pub vary: Vec<VaryKey>,
+    pub points: Vec<GridPoint>,
+}
+
+impl Experiment {
+    pub fn runs(&self) -> usize {
+        self.points.len() * self.policies.len() * self.seeds.len()
+    }
+
+    /// The rendered value of each vary key at a grid point.
+    pub fn point_values(&self, point: usize) -> Vec<String> {
+        self.points[point]
+            .choice
+            .iter()
+            .zip(&self.vary)
+            .map(|(&choice, key)| render_value(&key.values[choice]))
+            .collect()
+    }
+
+    /// `key=value, ...` for a grid point, for messages and labels.
+    pub fn point_label(&self, point: usize) -> String {
+        if self.vary.is_empty() {
+            return "(no variation)".to_string();
+        }
+        self.vary
+            .iter()
+            .zip(self.point_values(point))
+            .map(|(key, value)| format!("{}={value}", key.key))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn error(file: &str, message: impl Into<String>) -> LoadError {
+    LoadError {
+        file: file.to_string(),
+        position: None,
+        message: message.into(),
+    }
+}
+
+/// Loads an experiment file. `scenario_override` replaces the scenario path
+/// the file names (used when merging from the copies kept with results).
+pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment, LoadError> {
+    let label = path.display().to_string();
+    let experiment_text = std::fs::read_to_string(path)
+        .map_err(|err| error(&label, format!("cannot read: {err}")))?;
+    if experiment_text.trim().is_empty() {
+        return Err(error(
+            &label,
+            "the file is empty: an experiment needs at least `scenario:`",
+        ));
+    }
+    let raw: RawExperiment = serde_saphyr::from_str_with_options(&experiment_text, yaml_options())
+        .map_err(|err| yaml_error(&label, &err))?;
+    let scenario_path: PathBuf = match scenario_override {
+        Some(path) => path.to_path_buf(),
+        None => path.parent().unwrap_or(Path::new(".")).join(&raw.scenario),
+    };
+    // The base scenario first, so its own mistakes point at its own lines.
+    let base = crate::scenario::load_file(&scenario_path)?;
+    let scenario_text = std::fs::read_to_string(&scenario_path).map_err(|err| {
+        error(
+            &scenario_path.display().to_string(),
+            format!("cannot read: {err}"),
+        )
+    })?;
+    let stem = scenario_path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+
+    let seeds = match raw.seeds {
+        None => vec![base.seed],
+        Some(RawSeeds::Count(0)) => return Err(error(&label, "seeds: a count must be at least 1")),
+        Some(RawSeeds::Count(n)) => (0..n).collect(),
+        Some(RawSeeds::List(list)) => {
+            let mut unique = list.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            if list.is_empty() || unique.len() != list.len() {
+                return Err(error(&label, "seeds: list distinct seeds, at least one"));
+            }
+            list
+        }
+    };
+    let policies = match raw.schedulers {
+        None => Policy::ALL.to_vec(),
+        Some(list) if list.is_empty() => {
+            return Err(error(&label, "schedulers: list at least one policy"));
+        }
+        Some(list) => Policy::ALL
+            .into_iter()
+            .filter(|p| list.contains(p))
+            .collect(),
+    };
+    let vary: Vec<VaryKey> = raw
+        .vary
+        .unwrap_or_default()
+        .0
+        .into_iter()
+        .map(|(key, values)| {
+            path::parse(&key)
+                .map(|path| VaryKey {
+                    key: key.clone(),
+                    path,
+                    values,
+                })
+                .map_err(|message| error(&label, format!("vary[\"{key}\"]: {message}")))
+        })
+        .collect::<Result<_, _>>()?;
+
+    let point_count = vary
+        .iter()
+        .try_fold(1usize, |acc, key| acc.checked_mul(key.values.len()));
+    let point_count = point_count.filter(|&n| n <= MAX_POINTS).ok_or_else(|| {
+        error(
+            &label,
+            format!("vary: more than {MAX_POINTS} grid points (MAX_POINTS)"),
+        )
+    })?;
+    let runs = point_count * policies.len() * seeds.len();
+    if runs > MAX_RUNS {
+        return Err(error(
+            &label,
+            format!("{runs} runs exceed the limit of {MAX_RUNS} (MAX_RUNS)"),
+        ));
+    }
+
+    let tree: Value = serde_saphyr::from_str_with_options(&scenario_text, yaml_options())
+        .map_err(|err| yaml_error(&scenario_path.display().to_string(), &err))?;
+    let mut points = Vec::with_capacity(point_count);
+    for index in 0..point_count {
+        let choice = grid_choice(index, &vary);
+        let mut varied = tree.clone();
+        let mut label_parts = Vec::new();
+        for (key, &value_index) in vary.iter().zip(&choice) {
+            let value = key.values[value_index].clone();
+            label_parts.push(format!("{}={}", key.key, render_value(&value)));
+            path::set(&mut varied, &key.path, value)
+                .map_err(|message| error(&label, format!("vary[\"{}\"]: {message}", key.key)))?;
+        }
+        let scenario = if vary.is_empty() {
+            base.clone()
+        } else {
+            let text = serde_saphyr::to_string(&varied).map_err(|err| {
+                error(
+                    &label,
+                    format!("cannot re-write the varied scenario: {err}"),
+                )
+            })?;
+            let point_label = format!("{label} (vary {})", label_parts.join(", "));
+            load_str(&text, &point_label, &stem).map_err(|mut err| {
+                // Positions refer to the re-written text, not a file anyone has: drop them.
+                err.position = None;
+                err
+            })?
+        };
+        points.push(GridPoint { choice, scenario });
+    }
+    Ok(Experiment {
+        name: raw.name.unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        }),
+        description: raw.description.unwrap_or_default().trim().to_string(),
+        experiment_text,
+        scenario_file_name: scenario_path
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        scenario_text,
+        seeds,
+        policies,
+        vary,
+        points,
+    })
+}
+
+/// The value indices of grid point `index`: the first key varies slowest.
+fn grid_choice(mut index: usize, vary: &[VaryKey]) -> Vec<usize> {
+    let mut choice = vec![0; vary.len()];
+    for (slot, key) in vary.iter().enumerate().rev() {
+        choice[slot] = index % key.values.len();
+        index /= key.values.len();
+    }
+    choice
+}

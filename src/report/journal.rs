@@ -1,0 +1,248 @@
+//! The sweep journal: one line per finished run, appended and flushed as
+//! soon as the run ends, so a sweep killed at any moment keeps every run it
+//! recorded. A line is written with one `write` call; a kill can at worst
+//! leave a torn last line, which reading drops (and resuming truncates).
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+use crate::model::metrics::{Metric, MetricValue, Metrics};
+
+/// The journal's file name inside a sweep's output directory.
+pub const FILE_NAME: &str = ".plansim-journal.csv";
+const MAGIC: &str = "# plansim-journal v1";
+
+/// What the journal belongs to: the exact inputs, the run count and the shard.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub fingerprint: String,
+    pub runs: usize,
+    pub shard: String,
+}
+
+impl Header {
+    fn line(&self) -> String {
+        format!(
+            "{MAGIC} fingerprint={} runs={} shard={}\n",
+            self.fingerprint, self.runs, self.shard
+        )
+    }
+
+    fn parse(line: &str) -> Option<Header> {
+        let rest = line.strip_prefix(MAGIC)?.trim();
+        let mut fields = BTreeMap::new();
+        for part in rest.split_whitespace() {
+            let (key, value) = part.split_once('=')?;
+            fields.insert(key, value);
+        }
+        Some(Header {
+            fingerprint: fields.get("fingerprint")?.to_string(),
+            runs: fields.get("runs")?.parse().ok()?,
+            shard: fields.get("shard")?.to_string(),
+        })
+    }
+}
+
+/// FNV-1a, 64 bits: a stable fingerprint of the inputs (not for security).
+pub fn fingerprint(parts: &[&str]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for byte in part.bytes().chain([0u8]) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
+}
+
+fn record_line(index: usize, metrics: &Metrics) -> String {
+    let mut line = index.to_string();
+    for metric in Metric::ALL {
+        line.push(',');
+        line.push_str(&metrics.get(metric).render());
+    }
+    line.push('\n');
+    line
+}
+
+fn parse_record(line: &str) -> Option<(usize, Metrics)> {
+    let mut fields = line.split(',');
+    let index = fields.next()?.parse().ok()?;
+    let mut metrics = Metrics::default();
+    for metric in Metric::ALL {
+        let value = MetricValue::parse(metric, fields.next()?)?;
+        if !metrics.set(metric, value) {
+            return None;
+        }
+    }
+    fields.next().is_none().then_some((index, metrics))
+}
+
+/// A journal read back: its header, its runs, and the length of its intact
+/// prefix (a torn last line is not part of it).
+#[derive(Debug)]
+pub struct Contents {
+    pub header: Header,
+    pub runs: BTreeMap<usize, Metrics>,
+    pub intact_len: u64,
+}
+
+/// Reads a journal; `Ok(None)` when there is none.
+pub fn read(path: &Path) -> Result<Option<Contents>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("{}: cannot read: {err}", path.display())),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let label = path.display();
+    let mut lines = text.split_inclusive('\n');
+    let header = lines
+        .next()
+        .filter(|line| line.ends_with('\n'))
+        .and_then(|line| Header::parse(line.trim_end()))
+        .ok_or_else(|| format!("{label}: not a plansim sweep journal"))?;
+    let mut runs = BTreeMap::new();
+    let mut intact_len = header.line().len() as u64;
+    for (number, line) in lines.enumerate() {
+        if !line.ends_with('\n') {
+            break; // torn by a kill mid-write: that run is simply redone
+        }
+        let (index, metrics) = parse_record(line.trim_end())
+            .filter(|(index, _)| *index < header.runs)
+            .ok_or_else(|| format!("{label}:{}: corrupt journal line", number + 2))?;
+        if runs.insert(index, metrics).is_some() {
+            return Err(format!(
+                "{label}:{}: run {index} recorded twice",
+                number + 2
+            ));
+        }
+        intact_len += line.len() as u64;
+    }
+    Ok(Some(Contents {
+        header,
+        runs,
+        intact_len,
+    }))
+}
+
+/// Appends finished runs, one `write` per line.
+pub struct Writer {
+    file: File,
+}
+
+impl Writer {
+    /// Starts a new journal (the file must not exist).
+    pub fn create(path: &Path, header: &Header) -> Result<Writer, String> {
+        let mut file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(path)
+            .map_err(|err| format!("{}: cannot create: {err}", path.display()))?;
+        file.write_all(header.line().as_bytes())
+            .and_then(|()| file.sync_all())
+            .map_err(|err| format!("{}: cannot write: {err}", path.display()))?;
+        Ok(Writer { file })
+    }
+
+    /// Continues a journal after its intact prefix, dropping a torn last line.
+    pub fn resume(path: &Path, intact_len: u64) -> Result<Writer, String> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|err| format!("{}: cannot open: {err}", path.display()))?;
+        file.set_len(intact_len)
+            .map_err(|err| format!("{}: cannot truncate: {err}", path.display()))?;
+        Ok(Writer { file })
+    }
+
+    pub fn append(&mut self, index: usize, metrics: &Metrics) -> std::io::Result<()> {
+        self.file.write_all(record_line(index, metrics).as_bytes())
+    }
+
+    pub fn finish(self) -> std::io::Result<()> {
+        self.file.sync_all()
+    }
+}
+
+/// The journal's bytes with every run in index order (what a finished sweep
+/// and a merge both leave, so their directories are identical).
+pub fn render_sorted(header: &Header, runs: &BTreeMap<usize, Metrics>) -> Vec<u8> {
+    let mut text = header.line();
+    for (index, metrics) in runs {
+        text.push_str(&record_line(*index, metrics));
+    }
+    text.into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("plansim-journal-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(FILE_NAME)
+    }
+
+    #[test]
+    fn torn_last_line_is_dropped_and_truncated_on_resume() {
+        let path = temp("torn");
+        let header = Header {
+            fingerprint: "abc".into(),
+            runs: 10,
+            shard: "1/1".into(),
+        };
+        let mut writer = Writer::create(&path, &header).unwrap();
+        let metrics = Metrics {
+            placed: 3,
+            ..Metrics::default()
+        };
+        writer.append(4, &metrics).unwrap();
+        writer.append(7, &metrics).unwrap();
+        drop(writer);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.extend_from_slice(b"9,1,2");
+        std::fs::write(&path, &bytes).unwrap();
+        let contents = read(&path).unwrap().unwrap();
+        assert_eq!(contents.header, header);
+        assert_eq!(contents.runs.keys().copied().collect::<Vec<_>>(), [4, 7]);
+        assert_eq!(contents.runs[&4], metrics);
+        let mut writer = Writer::resume(&path, contents.intact_len).unwrap();
+        writer.append(9, &metrics).unwrap();
+        drop(writer);
+        let again = read(&path).unwrap().unwrap();
+        assert_eq!(again.runs.keys().copied().collect::<Vec<_>>(), [4, 7, 9]);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn corrupt_lines_and_foreign_files_are_refused() {
+        let path = temp("corrupt");
+        std::fs::write(&path, "hello\n").unwrap();
+        assert!(
+            read(&path)
+                .unwrap_err()
+                .contains("not a plansim sweep journal")
+        );
+        std::fs::write(
+            &path,
+            format!("{MAGIC} fingerprint=a runs=2 shard=1/1\n5,1\n"),
+        )
+        .unwrap();
+        assert!(read(&path).unwrap_err().contains("corrupt journal line"));
+        assert!(read(&path.with_file_name("absent")).unwrap().is_none());
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn fingerprint_is_stable_and_sensitive() {
+        assert_eq!(fingerprint(&["a", "b"]), fingerprint(&["a", "b"]));
+        assert_ne!(fingerprint(&["a", "b"]), fingerprint(&["ab", ""]));
+        assert_eq!(fingerprint(&[]), "cbf29ce484222325");
+    }
+}

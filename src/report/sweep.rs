@@ -1,0 +1,338 @@
+//! The outputs of a finished sweep, as bytes: runs.csv, aggregate.csv,
+//! paired.csv, one SVG chart per (varied parameter, main metric) and an
+//! index.html that shows them. They depend only on the experiment and the
+//! set of run results, never on the order runs finished in.
+
+use std::fmt::Write;
+
+use crate::experiment::aggregate::{self, MAIN_METRICS, PairedRow, RunTable};
+use crate::experiment::grid::coord;
+use crate::experiment::plot;
+use crate::experiment::spec::Experiment;
+use crate::experiment::stats::{Summary, fmt3};
+use crate::model::metrics::{Metric, Metrics};
+use crate::report::summary::{self, SummaryRow};
+
+/// Every output file of a sweep: (path relative to the output directory, bytes).
+pub fn render_all(
+    experiment: &Experiment,
+    runs: &[Metrics],
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let table = RunTable { experiment, runs };
+    let aggregates = aggregate::aggregate(&table);
+    let paired = aggregate::paired(&table);
+    let mut files = vec![
+        ("runs.csv".to_string(), runs_csv(experiment, runs)),
+        (
+            "aggregate.csv".to_string(),
+            aggregate_csv(experiment, &aggregates),
+        ),
+        ("paired.csv".to_string(), paired_csv(experiment, &paired)),
+    ];
+    let mut charts = Vec::new();
+    for (key_index, key) in experiment.vary.iter().enumerate() {
+        let labels: Vec<String> = key
+            .values
+            .iter()
+            .map(crate::experiment::path::render_value)
+            .collect();
+        for metric in MAIN_METRICS {
+            let series = aggregate::marginal(&table, key_index, metric);
+            let title = format!("{} vs {}", metric.name(), key.key);
+            let svg = plot::line_chart(
+                &title,
+                &key.key,
+                &format!("{} (mean, 95% CI)", metric.name()),
+                &labels,
+                &series,
+            )?;
+            let name = format!(
+                "plots/{}-{}--{}.svg",
+                key_index + 1,
+                slug(&key.key),
+                metric.name()
+            );
+            charts.push((name.clone(), title));
+            files.push((name, svg.into_bytes()));
+        }
+    }
+    files.push((
+        "index.html".to_string(),
+        index_html(experiment, &aggregates, &paired, &charts).into_bytes(),
+    ));
+    Ok(files)
+}
+
+/// `jobs[example].groups[cache].count` -> `jobs-example-groups-cache-count`.
+fn slug(key: &str) -> String {
+    let mut slug = String::new();
+    for c in key.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            slug.push(c);
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+    }
+    slug.trim_end_matches('-').to_string()
+}
+
+fn csv_bytes(rows: impl IntoIterator<Item = Vec<String>>) -> Vec<u8> {
+    let mut writer = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    for row in rows {
+        writer.write_record(&row).expect("writing to memory");
+    }
+    writer.into_inner().expect("flushing to memory")
+}
+
+fn vary_header(experiment: &Experiment) -> Vec<String> {
+    experiment.vary.iter().map(|k| k.key.clone()).collect()
+}
+
+/// runs.csv: the summary.csv columns, then one column per vary key.
+pub fn runs_csv(experiment: &Experiment, runs: &[Metrics]) -> Vec<u8> {
+    let header: Vec<String> = summary::header()
+        .into_iter()
+        .map(str::to_string)
+        .chain(vary_header(experiment))
+        .collect();
+    let rows = runs.iter().enumerate().map(|(index, metrics)| {
+        let c = coord(experiment, index);
+        let row = SummaryRow {
+            scenario: experiment.points[c.point].scenario.name.clone(),
+            policy: c.policy,
+            seed: c.seed,
+            metrics: metrics.clone(),
+        };
+        let mut fields = summary::fields(&row);
+        fields.extend(experiment.point_values(c.point));
+        fields
+    });
+    csv_bytes(std::iter::once(header).chain(rows))
+}
+
+const STATS: [&str; 6] = ["mean", "p50", "p95", "min", "max", "ci95"];
+
+fn summary_fields(summary: Option<&Summary>) -> Vec<String> {
+    match summary {
+        None => vec![String::new(); STATS.len()],
+        Some(s) => vec![
+            fmt3(s.mean),
+            fmt3(s.p50),
+            fmt3(s.p95),
+            fmt3(s.min),
+            fmt3(s.max),
+            s.ci95.map(fmt3).unwrap_or_default(),
+        ],
+    }
+}
+
+/// aggregate.csv: per grid point and policy, each metric's mean, p50, p95,
+/// min, max and 95% CI half-width (`first_full_s` over the runs that reached
+/// it, counted in `first_full_s_reached`).
+pub fn aggregate_csv(experiment: &Experiment, rows: &[aggregate::AggregateRow]) -> Vec<u8> {
+    let mut header: Vec<String> = vec!["scenario".into(), "scheduler".into()];
+    header.extend(vary_header(experiment));
+    header.push("runs".into());
+    for metric in Metric::ALL {
+        header.extend(STATS.iter().map(|stat| format!("{}_{stat}", metric.name())));
+        if metric == Metric::FirstFullS {
+            header.push("first_full_s_reached".into());
+        }
+    }
+    let body = rows.iter().map(|row| {
+        let mut fields = vec![
+            experiment.points[row.point].scenario.name.clone(),
+            row.policy.name().to_string(),
+        ];
+        fields.extend(experiment.point_values(row.point));
+        fields.push(row.runs.to_string());
+        for (metric, (summary, reached)) in Metric::ALL.iter().zip(&row.metrics) {
+            fields.extend(summary_fields(summary.as_ref()));
+            if *metric == Metric::FirstFullS {
+                fields.push(reached.to_string());
+            }
+        }
+        fields
+    });
+    csv_bytes(std::iter::once(header).chain(body))
+}
+
+/// paired.csv: `candidate - baseline` per grid point (and pooled over all
+/// points, marked `*`), on the same seeds.
+pub fn paired_csv(experiment: &Experiment, rows: &[PairedRow]) -> Vec<u8> {
+    let mut header: Vec<String> = vec!["scenario".into()];
+    header.extend(vary_header(experiment));
+    header.extend(
+        [
+            "baseline",
+            "candidate",
+            "metric",
+            "pairs",
+            "mean_difference",
+            "ci95",
+            "min",
+            "max",
+        ]
+        .map(String::from),
+    );
+    let scenario = experiment
+        .points
+        .first()
+        .map(|p| p.scenario.name.clone())
+        .unwrap_or_default();
+    let body = rows.iter().map(|row| {
+        let mut fields = vec![scenario.clone()];
+        match row.point {
+            Some(point) => fields.extend(experiment.point_values(point)),
+            None => fields.extend(experiment.vary.iter().map(|_| "*".to_string())),
+        }
+        fields.extend([
+            row.baseline.name().to_string(),
+            row.candidate.name().to_string(),
+            row.metric.name().to_string(),
+        ]);
+        match &row.difference {
+            None => fields.extend([
+                "0".to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]),
+            Some(s) => fields.extend([
+                s.n.to_string(),
+                fmt3(s.mean),
+                s.ci95.map(fmt3).unwrap_or_default(),
+                fmt3(s.min),
+                fmt3(s.max),
+            ]),
+        }
+        fields
+    });
+    csv_bytes(std::iter::once(header).chain(body))
+}
+
+/// One line per policy pair and main metric, over every run of the
+/// experiment: "plan-aware vs naive: claim_failures -7.000 ± 0.000 per run".
+pub fn headlines(experiment: &Experiment, rows: &[PairedRow]) -> Vec<String> {
+    let pooled = experiment.points.len() > 1;
+    rows.iter()
+        .filter(|row| MAIN_METRICS.contains(&row.metric) && (row.point.is_none() == pooled))
+        .filter_map(|row| {
+            let s = row.difference.as_ref()?;
+            let ci = s
+                .ci95
+                .map(|ci| format!(" ± {}", fmt3(ci)))
+                .unwrap_or_default();
+            Some(format!(
+                "{} vs {}: {} {}{ci} per run ({} paired runs, 95% CI)",
+                row.candidate,
+                row.baseline,
+                row.metric.name(),
+                signed(s.mean),
+                s.n
+            ))
+        })
+        .collect()
+}
+
+fn signed(value: f64) -> String {
+    let text = fmt3(value);
+    if text.starts_with('-') || text == "0.000" {
+        text
+    } else {
+        format!("+{text}")
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn index_html(
+    experiment: &Experiment,
+    rows: &[aggregate::AggregateRow],
+    paired: &[PairedRow],
+    charts: &[(String, String)],
+) -> String {
+    let mut html = String::new();
+    let title = escape(&experiment.name);
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{title}</title>\n\
+         <style>body{{font-family:sans-serif;margin:2em;max-width:1200px}}table{{border-collapse:collapse}}\
+         td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}th{{background:#eee}}img{{max-width:720px}}</style>\n\
+         </head>\n<body>\n<h1>{title}</h1>\n"
+    );
+    if !experiment.description.is_empty() {
+        let _ = writeln!(html, "<p>{}</p>", escape(&experiment.description));
+    }
+    let policies: Vec<&str> = experiment.policies.iter().map(|p| p.name()).collect();
+    let _ = writeln!(
+        html,
+        "<p>{} runs: {} grid points x {} policies ({}) x {} seeds. Files: \
+         <a href=\"runs.csv\">runs.csv</a>, <a href=\"aggregate.csv\">aggregate.csv</a>, <a href=\"paired.csv\">paired.csv</a>.</p>",
+        experiment.runs(),
+        experiment.points.len(),
+        policies.len(),
+        policies.join(", "),
+        experiment.seeds.len()
+    );
+    let lines = headlines(experiment, paired);
+    if !lines.is_empty() {
+        html.push_str("<h2>Paired differences</h2>\n<ul>\n");
+        for line in lines {
+            let _ = writeln!(html, "<li>{}</li>", escape(&line));
+        }
+        html.push_str("</ul>\n");
+    }
+    if !charts.is_empty() {
+        html.push_str("<h2>Charts</h2>\n");
+        for (path, title) in charts {
+            let _ = writeln!(
+                html,
+                "<figure><img src=\"{}\" alt=\"{}\"></figure>",
+                escape(path),
+                escape(title)
+            );
+        }
+    }
+    html.push_str(
+        "<h2>Mean per grid point (± 95% CI half-width)</h2>\n<table>\n<tr><th>scheduler</th>",
+    );
+    for key in &experiment.vary {
+        let _ = write!(html, "<th>{}</th>", escape(&key.key));
+    }
+    for metric in MAIN_METRICS {
+        let _ = write!(html, "<th>{}</th>", metric.name());
+    }
+    html.push_str("</tr>\n");
+    for row in rows {
+        let _ = write!(html, "<tr><td>{}</td>", row.policy);
+        for value in experiment.point_values(row.point) {
+            let _ = write!(html, "<td>{}</td>", escape(&value));
+        }
+        for metric in MAIN_METRICS {
+            let slot = Metric::ALL
+                .iter()
+                .position(|&m| m == metric)
+                .expect("main metric is a metric");
+            let cell = match &row.metrics[slot].0 {
+                None => "-".to_string(),
+                Some(s) => match s.ci95 {
+                    Some(ci) => format!("{} ± {}", fmt3(s.mean), fmt3(ci)),
+                    None => fmt3(s.mean),
+                },
+            };
+            let _ = write!(html, "<td>{cell}</td>");
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</table>\n</body>\n</html>\n");
+    html
+}
