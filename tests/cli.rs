@@ -2,40 +2,18 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn plansim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plansim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("plansim-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-fn arg(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
 #[test]
 fn run_prints_the_comparison_and_writes_summary_and_traces() {
-    let out = temp_dir("run");
-    let output = plansim(&[
+    let out = common::temp_dir("run");
+    let output = common::plansim(&[
         "run",
         "scenarios/csi-single-reader-count2.yaml",
         "--out",
-        arg(&out),
+        common::arg(&out),
         "--trace",
     ]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
@@ -59,14 +37,14 @@ fn run_prints_the_comparison_and_writes_summary_and_traces() {
 
 #[test]
 fn seed_override_is_in_every_row() {
-    let out = temp_dir("seed");
-    let output = plansim(&[
+    let out = common::temp_dir("seed");
+    let output = common::plansim(&[
         "run",
         "scenarios",
         "--seed",
         "5",
         "--out",
-        arg(&out),
+        common::arg(&out),
         "--quiet",
     ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
@@ -79,7 +57,7 @@ fn seed_override_is_in_every_row() {
 
 #[test]
 fn a_failed_expectation_exits_1_and_names_the_actual_value() {
-    let dir = temp_dir("expect");
+    let dir = common::temp_dir("expect");
     let scenario = dir.join("wrong.yaml");
     let original =
         std::fs::read_to_string(common::repo_path("scenarios/csi-single-reader-count2.yaml"))
@@ -87,7 +65,7 @@ fn a_failed_expectation_exits_1_and_names_the_actual_value() {
     let wrong = original.replace("naive:      {placed: 2,", "naive:      {placed: 3,");
     assert_ne!(original, wrong);
     std::fs::write(&scenario, wrong).unwrap();
-    let output = plansim(&["run", arg(&scenario), "--scheduler", "naive"]);
+    let output = common::plansim(&["run", common::arg(&scenario), "--scheduler", "naive"]);
     assert_eq!(output.status.code(), Some(1));
     let stdout = text(&output.stdout);
     assert!(
@@ -100,7 +78,7 @@ fn a_failed_expectation_exits_1_and_names_the_actual_value() {
 
 #[test]
 fn bad_input_exits_2_and_writes_nothing() {
-    let dir = temp_dir("bad");
+    let dir = common::temp_dir("bad");
     std::fs::copy(
         common::repo_path("scenarios/csi-single-reader-count2.yaml"),
         dir.join("a.yaml"),
@@ -108,7 +86,7 @@ fn bad_input_exits_2_and_writes_nothing() {
     .unwrap();
     std::fs::write(dir.join("b.yaml"), "nodes:\n  - id: a\n    cpus: 1\n").unwrap();
     let out = dir.join("out");
-    let output = plansim(&["run", arg(&dir), "--out", arg(&out)]);
+    let output = common::plansim(&["run", common::arg(&dir), "--out", common::arg(&out)]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
     assert!(
@@ -122,20 +100,23 @@ fn bad_input_exits_2_and_writes_nothing() {
 #[test]
 fn usage_errors_exit_2() {
     assert_eq!(
-        plansim(&["run", "scenarios", "--scheduler", "fifo"])
+        common::plansim(&["run", "scenarios", "--scheduler", "fifo"])
             .status
             .code(),
         Some(2)
     );
-    assert_eq!(plansim(&["run"]).status.code(), Some(2));
-    assert_eq!(plansim(&["frobnicate"]).status.code(), Some(2));
-    assert_eq!(plansim(&["run", "no/such/dir"]).status.code(), Some(2));
-    assert_eq!(plansim(&["--version"]).status.code(), Some(0));
+    assert_eq!(common::plansim(&["run"]).status.code(), Some(2));
+    assert_eq!(common::plansim(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(
+        common::plansim(&["run", "no/such/dir"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(common::plansim(&["--version"]).status.code(), Some(0));
 }
 
 #[test]
 fn validate_reports_each_file() {
-    let output = plansim(&["validate", "scenarios"]);
+    let output = common::plansim(&["validate", "scenarios"]);
     assert_eq!(output.status.code(), Some(0));
     let stdout = text(&output.stdout);
     assert_eq!(stdout.lines().count(), common::scenario_files().len());
@@ -144,9 +125,16 @@ fn validate_reports_each_file() {
 
 #[test]
 fn running_twice_gives_identical_bytes() {
-    let (a, b) = (temp_dir("twice-a"), temp_dir("twice-b"));
+    let (a, b) = (common::temp_dir("twice-a"), common::temp_dir("twice-b"));
     for out in [&a, &b] {
-        let output = plansim(&["run", "scenarios", "--out", arg(out), "--trace", "--quiet"]);
+        let output = common::plansim(&[
+            "run",
+            "scenarios",
+            "--out",
+            common::arg(out),
+            "--trace",
+            "--quiet",
+        ]);
         assert!(output.status.success());
     }
     let mut names: Vec<_> = std::fs::read_dir(&a)
@@ -176,6 +164,6 @@ fn readme_example_is_real_output() {
         .expect("the README shows the example command")
         + command.len();
     let shown = &readme[start..start + readme[start..].find("```").unwrap()];
-    let output = plansim(&["run", "scenarios/csi-single-reader-count2.yaml"]);
+    let output = common::plansim(&["run", "scenarios/csi-single-reader-count2.yaml"]);
     assert_eq!(text(&output.stdout).trim_end(), shown.trim_end());
 }

@@ -3,45 +3,25 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
 
 use plansim::model::metrics::Metric;
 
 /// The documented command, minus `--out`: keep in step with results/README.md and .ci/run.
 const GOLDEN_ARGS: [&str; 3] = ["run", "scenarios/", "--quiet"];
 
-fn plansim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plansim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("plansim-golden-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn s(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
 #[test]
 fn results_are_reproduced_byte_for_byte() {
-    let out = temp_dir("regen");
+    let out = common::temp_dir("regen");
     let mut args = GOLDEN_ARGS.to_vec();
-    args.extend(["--out", s(&out)]);
-    let run = plansim(&args);
+    args.extend(["--out", common::arg(&out)]);
+    let run = common::plansim(&args);
     assert!(
         run.status.success(),
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let diff = plansim(&["diff", "results", s(&out)]);
+    let diff = common::plansim(&["diff", "results", common::arg(&out)]);
     for file in ["summary.csv", "comparison.md"] {
         let golden = std::fs::read(common::repo_path("results").join(file)).unwrap();
         let fresh = std::fs::read(out.join(file)).unwrap();
@@ -58,7 +38,7 @@ fn results_are_reproduced_byte_for_byte() {
 #[test]
 fn diff_names_every_changed_metric() {
     let golden = std::fs::read_to_string(common::repo_path("results/summary.csv")).unwrap();
-    let dir = temp_dir("tamper");
+    let dir = common::temp_dir("tamper");
     let header: Vec<&str> = golden.lines().next().unwrap().split(',').collect();
     for metric in Metric::ALL {
         let column = header.iter().position(|c| *c == metric.name()).unwrap();
@@ -72,7 +52,7 @@ fn diff_names_every_changed_metric() {
         lines[7] = fields.join(",");
         let copy = dir.join("summary.csv");
         std::fs::write(&copy, lines.join("\n") + "\n").unwrap();
-        let output = plansim(&["diff", "results", s(&copy)]);
+        let output = common::plansim(&["diff", "results", common::arg(&copy)]);
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert_eq!(output.status.code(), Some(1), "{}: {stdout}", metric.name());
         assert!(
@@ -90,26 +70,26 @@ fn diff_names_every_changed_metric() {
 
 #[test]
 fn diff_rejects_bad_input_with_exit_2() {
-    let dir = temp_dir("bad");
+    let dir = common::temp_dir("bad");
     let wrong = dir.join("wrong.csv");
     std::fs::write(&wrong, "scenario,policy,seed\n").unwrap();
-    let output = plansim(&["diff", "results", s(&wrong)]);
+    let output = common::plansim(&["diff", "results", common::arg(&wrong)]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("column 2 is \"policy\""));
     assert_eq!(
-        plansim(&["diff", "results", "no/such/file.csv"])
+        common::plansim(&["diff", "results", "no/such/file.csv"])
             .status
             .code(),
         Some(2)
     );
     assert_eq!(
-        plansim(&["diff", "results", "results", "--only", "nope"])
+        common::plansim(&["diff", "results", "results", "--only", "nope"])
             .status
             .code(),
         Some(2)
     );
     assert_eq!(
-        plansim(&["diff", "results", "results", "--rel-tol", "-1"])
+        common::plansim(&["diff", "results", "results", "--rel-tol", "-1"])
             .status
             .code(),
         Some(2)
@@ -120,7 +100,7 @@ fn diff_rejects_bad_input_with_exit_2() {
 #[test]
 fn diff_tolerance_and_markdown() {
     let golden = std::fs::read_to_string(common::repo_path("results/summary.csv")).unwrap();
-    let dir = temp_dir("tolerance");
+    let dir = common::temp_dir("tolerance");
     let header: Vec<&str> = golden.lines().next().unwrap().split(',').collect();
     let events = header.iter().position(|c| *c == "events").unwrap();
     let mut lines: Vec<String> = golden.lines().map(str::to_string).collect();
@@ -131,18 +111,24 @@ fn diff_tolerance_and_markdown() {
     let copy = dir.join("summary.csv");
     std::fs::write(&copy, lines.join("\n") + "\n").unwrap();
     assert_eq!(
-        plansim(&["diff", "results", s(&dir), "--abs-tol", "events=1"])
-            .status
-            .code(),
+        common::plansim(&[
+            "diff",
+            "results",
+            common::arg(&dir),
+            "--abs-tol",
+            "events=1"
+        ])
+        .status
+        .code(),
         Some(0)
     );
     assert_eq!(
-        plansim(&["diff", "results", s(&dir), "--only", "violations"])
+        common::plansim(&["diff", "results", common::arg(&dir), "--only", "violations"])
             .status
             .code(),
         Some(0)
     );
-    let md = plansim(&["diff", "results", s(&dir), "--format", "markdown"]);
+    let md = common::plansim(&["diff", "results", common::arg(&dir), "--format", "markdown"]);
     assert_eq!(md.status.code(), Some(1));
     let text = String::from_utf8_lossy(&md.stdout);
     assert!(text.starts_with("### plansim diff: DIFFERS"), "{text}");
@@ -151,4 +137,54 @@ fn diff_tolerance_and_markdown() {
         "{text}"
     );
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Every experiment's committed outputs are what `plansim sweep` produces.
+#[test]
+fn experiment_results_are_reproduced_byte_for_byte() {
+    let experiments: Vec<PathBuf> = std::fs::read_dir(common::repo_path("experiments"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    assert!(
+        experiments.len() >= 4,
+        "the report grid and three capacity questions"
+    );
+    for experiment in experiments {
+        let name = experiment
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let out = common::temp_dir(&format!("exp-{name}"));
+        let fresh = out.join(&name);
+        let output = common::plansim(&[
+            "sweep",
+            common::arg(&experiment),
+            "--out",
+            common::arg(&fresh),
+            "--quiet",
+        ]);
+        assert!(
+            output.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let golden = common::repo_path("results/experiments").join(&name);
+        let (want, got) = (common::files_under(&golden), common::files_under(&fresh));
+        assert_eq!(
+            want.keys().collect::<Vec<_>>(),
+            got.keys().collect::<Vec<_>>(),
+            "{name}: regenerate results with scripts/regenerate-results.sh"
+        );
+        for (file, bytes) in want {
+            assert!(
+                bytes == got[&file],
+                "results/experiments/{name}/{file} is stale: run scripts/regenerate-results.sh"
+            );
+        }
+        std::fs::remove_dir_all(out).unwrap();
+    }
 }

@@ -3,50 +3,8 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn plansim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plansim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("plansim-sweep-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn s(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
-/// Every file under `dir` (relative path -> bytes).
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(root: &Path, dir: &Path, files: &mut BTreeMap<String, Vec<u8>>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(root, &path, files);
-            } else {
-                let name = path
-                    .strip_prefix(root)
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned();
-                files.insert(name, std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    let mut files = BTreeMap::new();
-    walk(dir, dir, &mut files);
-    files
-}
+use std::process::Output;
 
 /// A small experiment beside a copy of the report's scenario.
 fn experiment(dir: &Path, body: &str) -> PathBuf {
@@ -63,19 +21,25 @@ fn experiment(dir: &Path, body: &str) -> PathBuf {
 const GRID: &str = "seeds: 6\nvary:\n  \"jobs[example].groups[cache].count\": [1, 2, 4]\n  \"plugins[hostpath-plugin0].enforces_access_mode\": [true, false]\n";
 
 fn sweep(experiment: &Path, out: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["sweep", s(experiment), "--out", s(out), "--quiet"];
+    let mut args = vec![
+        "sweep",
+        common::arg(experiment),
+        "--out",
+        common::arg(out),
+        "--quiet",
+    ];
     args.extend_from_slice(extra);
-    plansim(&args)
+    common::plansim(&args)
 }
 
 #[test]
 fn output_is_identical_with_one_and_two_jobs() {
-    let dir = temp_dir("jobs");
+    let dir = common::temp_dir("jobs");
     let exp = experiment(&dir, GRID);
     let (one, two) = (dir.join("one"), dir.join("two"));
     assert!(sweep(&exp, &one, &["--jobs", "1"]).status.success());
     assert!(sweep(&exp, &two, &["--jobs", "2"]).status.success());
-    let files = tree(&one);
+    let files = common::files_under(&one);
     for name in [
         "runs.csv",
         "aggregate.csv",
@@ -90,7 +54,7 @@ fn output_is_identical_with_one_and_two_jobs() {
         12,
         "2 keys x 6 metrics"
     );
-    assert_eq!(files, tree(&two));
+    assert_eq!(files, common::files_under(&two));
     let runs = String::from_utf8(files["runs.csv"].clone()).unwrap();
     assert_eq!(
         runs.lines().count(),
@@ -102,7 +66,7 @@ fn output_is_identical_with_one_and_two_jobs() {
 
 #[test]
 fn shards_partition_the_runs_and_merge_to_the_unsharded_output() {
-    let dir = temp_dir("shards");
+    let dir = common::temp_dir("shards");
     let exp = experiment(&dir, GRID);
     let whole = dir.join("whole");
     assert!(sweep(&exp, &whole, &[]).status.success());
@@ -134,22 +98,22 @@ fn shards_partition_the_runs_and_merge_to_the_unsharded_output() {
     assert_eq!(recorded, expected, "every run in exactly one shard");
     let merged = dir.join("merged");
     let mut args = vec!["merge"];
-    args.extend(shard_dirs.iter().map(|d| s(d)));
-    args.extend(["--out", s(&merged), "--quiet"]);
-    let output = plansim(&args);
+    args.extend(shard_dirs.iter().map(|d| common::arg(d)));
+    args.extend(["--out", common::arg(&merged), "--quiet"]);
+    let output = common::plansim(&args);
     assert!(
         output.status.success(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(tree(&merged), tree(&whole));
+    assert_eq!(common::files_under(&merged), common::files_under(&whole));
     // Two of three shards are not enough.
-    let partial = plansim(&[
+    let partial = common::plansim(&[
         "merge",
-        s(&shard_dirs[0]),
-        s(&shard_dirs[1]),
+        common::arg(&shard_dirs[0]),
+        common::arg(&shard_dirs[1]),
         "--out",
-        s(&dir.join("partial")),
+        common::arg(&dir.join("partial")),
     ]);
     assert_eq!(partial.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&partial.stderr).contains("runs are missing"));
@@ -161,7 +125,7 @@ fn shards_partition_the_runs_and_merge_to_the_unsharded_output() {
 /// uninterrupted sweep does.
 #[test]
 fn resume_after_an_interruption_gives_identical_output() {
-    let dir = temp_dir("resume");
+    let dir = common::temp_dir("resume");
     let exp = experiment(&dir, GRID);
     let whole = dir.join("whole");
     assert!(sweep(&exp, &whole, &[]).status.success());
@@ -170,7 +134,7 @@ fn resume_after_an_interruption_gives_identical_output() {
         let killed = dir.join(format!("killed-{cut}"));
         std::fs::create_dir_all(&killed).unwrap();
         std::fs::write(killed.join(".plansim-journal.csv"), &journal[..cut]).unwrap();
-        let inputs = tree(&whole.join("inputs"));
+        let inputs = common::files_under(&whole.join("inputs"));
         for (name, bytes) in inputs {
             let path = killed.join("inputs").join(name);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -189,14 +153,18 @@ fn resume_after_an_interruption_gives_identical_output() {
             "{}",
             String::from_utf8_lossy(&resumed.stderr)
         );
-        assert_eq!(tree(&killed), tree(&whole), "cut at {cut}");
+        assert_eq!(
+            common::files_under(&killed),
+            common::files_under(&whole),
+            "cut at {cut}"
+        );
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn resuming_with_other_inputs_is_refused() {
-    let dir = temp_dir("other");
+    let dir = common::temp_dir("other");
     let exp = experiment(&dir, GRID);
     let out = dir.join("out");
     assert!(sweep(&exp, &out, &[]).status.success());
@@ -216,7 +184,7 @@ fn resuming_with_other_inputs_is_refused() {
 
 #[test]
 fn bad_experiments_exit_2_naming_the_key_and_what_exists() {
-    let dir = temp_dir("bad");
+    let dir = common::temp_dir("bad");
     let cases = [
         (
             "vary:\n  \"jobs[exmaple].groups[cache].count\": [2]\n",

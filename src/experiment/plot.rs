@@ -61,12 +61,14 @@ pub fn line_chart(
             .disable_x_mesh()
             .draw()
             .map_err(|e| fail(&e))?;
-        for (policy, points) in series {
+        for (rank, (policy, points)) in series.iter().enumerate() {
             let style = color(*policy);
+            // Policies are nudged apart so identical lines stay visible.
+            let dodge = (rank as f64 - (series.len() as f64 - 1.0) / 2.0) * 0.06;
             let line: Vec<(f64, f64)> = points
                 .iter()
                 .enumerate()
-                .filter_map(|(x, s)| s.map(|s| (x as f64, s.mean)))
+                .filter_map(|(x, s)| s.map(|s| (x as f64 + dodge, s.mean)))
                 .collect();
             chart
                 .draw_series(LineSeries::new(line.clone(), style.stroke_width(2)))
@@ -85,7 +87,7 @@ pub fn line_chart(
                 let s = (*s)?;
                 let half = s.ci95?;
                 Some(ErrorBar::new_vertical(
-                    x as f64,
+                    x as f64 + dodge,
                     s.mean - half,
                     s.mean,
                     s.mean + half,

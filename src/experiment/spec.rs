@@ -10,6 +10,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::path::{self, Segment, render_value};
+use crate::model::metrics::Metric;
 use crate::model::policy::Policy;
 use crate::model::scenario::Scenario;
 use crate::scenario::load::{yaml_error, yaml_options};
@@ -28,6 +29,8 @@ struct RawExperiment {
     seeds: Option<RawSeeds>,
     schedulers: Option<Vec<Policy>>,
     vary: Option<OrderedMap>,
+    /// The metrics to chart (default: the main ones).
+    metrics: Option<Vec<Metric>>,
 }
 
 /// `seeds: 100` (seeds 0..99) or `seeds: [1, 5, 9]`.
@@ -122,6 +125,8 @@ pub struct Experiment {
     pub policies: Vec<Policy>,
     pub vary: Vec<VaryKey>,
     pub points: Vec<GridPoint>,
+    /// Metrics charted against each varied parameter.
+    pub charted: Vec<Metric>,
 }
 
 impl Experiment {
@@ -297,6 +302,13 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
         policies,
         vary,
         points,
+        charted: match raw.metrics {
+            Some(list) if list.is_empty() => {
+                return Err(error(&label, "metrics: list at least one metric"));
+            }
+            Some(list) => list,
+            None => super::aggregate::MAIN_METRICS.to_vec(),
+        },
     })
 }
 

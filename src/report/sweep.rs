@@ -36,7 +36,7 @@ pub fn render_all(
             .iter()
             .map(crate::experiment::path::render_value)
             .collect();
-        for metric in MAIN_METRICS {
+        for &metric in &experiment.charted {
             let series = aggregate::marginal(&table, key_index, metric);
             let title = format!("{} vs {}", metric.name(), key.key);
             let svg = plot::line_chart(
