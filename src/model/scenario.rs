@@ -39,8 +39,10 @@ pub struct ClusterConfig {
     pub pull_delay: Millis,
     /// Time for the client to unpublish a volume after its allocation stops.
     pub node_detach_latency: Millis,
-    /// Time for the volume watcher to controller-detach and free the claim.
+    /// Time for the volume watcher to controller-detach the volume.
     pub controller_detach_latency: Millis,
+    /// Time from the controller detach to the claim being freed.
+    pub claim_free_latency: Millis,
     /// How long a Nomad 1.3+ client keeps retrying a refused claim before the
     /// allocation fails (Nomad: 24h).
     pub claim_retry_deadline: Millis,
@@ -54,6 +56,7 @@ impl Default for ClusterConfig {
             pull_delay: Millis::from_secs(2),
             node_detach_latency: Millis::from_secs(1),
             controller_detach_latency: Millis::from_secs(2),
+            claim_free_latency: Millis::ZERO,
             claim_retry_deadline: Millis::from_secs(24 * 3600),
         }
     }

@@ -228,6 +228,7 @@ fn resolve_cluster(raw: RawCluster) -> Result<ClusterConfig, Fail> {
             raw.controller_detach_latency,
             defaults.controller_detach_latency,
         ),
+        claim_free_latency: or(raw.claim_free_latency, defaults.claim_free_latency),
         claim_retry_deadline: or(raw.claim_retry_deadline, defaults.claim_retry_deadline),
     })
 }

@@ -45,6 +45,7 @@ pub struct RawCluster {
     pub pull_delay: Option<RawDuration>,
     pub node_detach_latency: Option<RawDuration>,
     pub controller_detach_latency: Option<RawDuration>,
+    pub claim_free_latency: Option<RawDuration>,
     pub claim_retry_deadline: Option<RawDuration>,
 }
 

@@ -72,6 +72,7 @@ enum Event {
     TaskComplete(AllocId),
     NodeDetach(AllocId, VolumeId),
     ControllerDetach(AllocId, VolumeId),
+    ClaimFreed(AllocId, VolumeId),
 }
 
 struct Simulation<'s> {
@@ -195,6 +196,7 @@ impl<'s> Simulation<'s> {
             Event::TaskComplete(alloc) => self.task_complete(alloc),
             Event::NodeDetach(alloc, volume) => self.node_detach(alloc, volume),
             Event::ControllerDetach(alloc, volume) => self.controller_detach(alloc, volume),
+            Event::ClaimFreed(alloc, volume) => self.claim_freed(alloc, volume),
         }
     }
 

@@ -70,6 +70,8 @@ pub enum ClaimState {
     Taken,
     /// The client unpublished; the volume watcher has not controller-detached.
     NodeDetached,
+    /// Detached everywhere; the volume watcher has not freed the claim yet.
+    ControllerDetached,
 }
 
 #[derive(Clone, Debug)]
