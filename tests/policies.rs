@@ -332,3 +332,45 @@ jobs:
         ["CSI plugin csi has the maximum number of volumes on client only"]
     );
 }
+
+/// Nomad's `scheduler_algorithm`: binpack fills a node before the next;
+/// spread puts single allocations of different jobs on different nodes.
+#[test]
+fn spread_and_binpack_choose_different_nodes() {
+    let jobs: String = (0..4)
+        .map(|i| format!("  - {{id: j{i}, submit_at: {i}s, groups: [{{name: g, tasks: [{{name: t, cpu: 1000, memory: 1024}}]}}]}}\n"))
+        .collect();
+    let nodes = |algorithm: &str| {
+        format!(
+            "cluster: {{scheduler_algorithm: {algorithm}}}\nnodes:\n  - {{id: \"n{{i}}\", count: 4}}\njobs:\n{jobs}"
+        )
+    };
+    // Nomad scores only max(2, ceil(log2 n)) nodes per placement, so spread
+    // is not perfect: compare the nodes used over many seeds.
+    let distinct_nodes = |yaml: &str| -> usize {
+        let scenario = common::load(yaml);
+        (0..20)
+            .map(|seed| {
+                let output = common::run_checked(&scenario, Policy::PlanAware, seed);
+                let mut nodes: Vec<_> = output
+                    .trace
+                    .unwrap()
+                    .iter()
+                    .filter(|r| r.kind == TraceKind::Placed)
+                    .map(|r| r.node)
+                    .collect();
+                nodes.sort();
+                nodes.dedup();
+                nodes.len()
+            })
+            .sum()
+    };
+    let (spread, binpack) = (
+        distinct_nodes(&nodes("spread")),
+        distinct_nodes(&nodes("binpack")),
+    );
+    assert!(
+        spread >= binpack + 10,
+        "spread used {spread} nodes over 20 seeds, binpack {binpack}"
+    );
+}

@@ -76,3 +76,145 @@ fn invariants_hold_across_seeds() {
         }
     }
 }
+
+mod nomad_cases {
+    //! Cases from Nomad's own tests, checked beyond what `expect` can say.
+
+    use super::common;
+    use plansim::model::policy::Policy;
+    use plansim::scenario::load_file;
+    use plansim::sim::trace::{TraceKind, TraceRecord};
+
+    fn run(
+        file: &str,
+        policy: Policy,
+        seed: u64,
+    ) -> (plansim::model::scenario::Scenario, Vec<TraceRecord>) {
+        let scenario = load_file(&common::repo_path(file)).unwrap();
+        let trace = common::run_checked(&scenario, policy, seed).trace.unwrap();
+        (scenario, trace)
+    }
+
+    fn job_name(scenario: &plansim::model::scenario::Scenario, record: &TraceRecord) -> String {
+        scenario.jobs[record.job.unwrap().index()].name.clone()
+    }
+
+    #[test]
+    fn per_alloc_count_3_on_5_nodes_lands_on_distinct_nodes() {
+        for policy in Policy::ALL {
+            for seed in 0..20 {
+                let (_, trace) = run("scenarios/per-alloc-enough-volumes.yaml", policy, seed);
+                let mut nodes: Vec<_> = trace
+                    .iter()
+                    .filter(|r| r.kind == TraceKind::Placed)
+                    .map(|r| r.node)
+                    .collect();
+                assert_eq!(nodes.len(), 3);
+                nodes.sort();
+                nodes.dedup();
+                assert_eq!(
+                    nodes.len(),
+                    3,
+                    "{policy} seed {seed}: allocations share a node"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn per_alloc_count_5_with_3_volumes_names_each_missing_volume() {
+        for policy in Policy::ALL {
+            let (_, trace) = run("scenarios/per-alloc-too-few-volumes.yaml", policy, 3);
+            let reasons: Vec<(u32, &str)> = trace
+                .iter()
+                .filter(|r| r.kind == TraceKind::Infeasible)
+                .map(|r| (r.alloc_index.unwrap(), r.detail.as_str()))
+                .collect();
+            assert_eq!(
+                reasons,
+                [
+                    (3, "missing CSI volume(s) unique[3]"),
+                    (4, "missing CSI volume(s) unique[4]")
+                ],
+                "{policy}"
+            );
+        }
+    }
+
+    #[test]
+    fn each_node_check_gives_its_own_reason() {
+        for policy in Policy::ALL {
+            let (scenario, trace) = run("scenarios/csi-node-checks.yaml", policy, 2);
+            let mut reasons: Vec<(String, String)> = trace
+                .iter()
+                .filter(|r| r.kind == TraceKind::Infeasible)
+                .map(|r| (job_name(&scenario, r), r.detail.clone()))
+                .collect();
+            reasons.sort();
+            reasons.dedup();
+            assert_eq!(
+                reasons,
+                [
+                    (
+                        "needs-attach-slot".into(),
+                        "CSI plugin ebs has the maximum number of volumes on client full".into()
+                    ),
+                    (
+                        "needs-healthy-plugin".into(),
+                        "CSI plugin ebs is unhealthy on client sick".into()
+                    ),
+                    (
+                        "needs-plugin".into(),
+                        "CSI plugin ebs is missing from client bare".into()
+                    ),
+                    (
+                        "needs-zone-a".into(),
+                        "did not meet topology requirement".into()
+                    ),
+                ],
+                "{policy}"
+            );
+        }
+    }
+
+    #[test]
+    fn second_writer_of_a_single_writer_volume_is_refused_at_claim_time() {
+        let (scenario, trace) = run(
+            "scenarios/multi-node-single-writer-second-writer.yaml",
+            Policy::Validate,
+            6,
+        );
+        let refused: Vec<_> = trace
+            .iter()
+            .filter(|r| r.kind == TraceKind::ClaimRejected)
+            .collect();
+        assert!(refused.len() >= 10);
+        assert!(
+            refused
+                .iter()
+                .all(|r| r.detail == "volume max claims reached")
+        );
+        assert!(refused.iter().all(|r| job_name(&scenario, r) == "ingest-b"));
+        assert!(
+            trace.iter().all(|r| r.kind != TraceKind::Failed),
+            "validate's client retries, it does not fail"
+        );
+    }
+
+    #[test]
+    fn batch_failing_twice_is_rescheduled_once() {
+        let (_, trace) = run("scenarios/batch-reschedule-once.yaml", Policy::Naive, 8);
+        let failed: Vec<_> = trace
+            .iter()
+            .filter(|r| r.kind == TraceKind::Failed)
+            .collect();
+        let rescheduled: Vec<_> = trace
+            .iter()
+            .filter(|r| r.kind == TraceKind::Placed && r.detail.starts_with("reschedule of"))
+            .collect();
+        assert_eq!(failed.len(), 2);
+        assert_eq!(rescheduled.len(), 1);
+        // The batch policy's 5s delay separates the first failure from the reschedule.
+        assert!(rescheduled[0].time.0 >= failed[0].time.0 + 5_000);
+    }
+}

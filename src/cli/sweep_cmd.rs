@@ -168,9 +168,12 @@ fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
     let style = ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {rate}  ETA {eta}")
         .expect("a valid template")
-        .with_key("rate", |state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write| {
-            let _ = write!(out, "{:.0} runs/s", state.per_sec());
-        });
+        .with_key(
+            "rate",
+            |state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write| {
+                let _ = write!(out, "{:.0} runs/s", state.per_sec());
+            },
+        );
     bar.set_style(style);
     bar
 }

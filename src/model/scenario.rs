@@ -32,6 +32,8 @@ pub struct Scenario {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterConfig {
     pub scheduler_workers: u32,
+    /// Nomad's scheduler configuration `scheduler_algorithm`.
+    pub scheduler_algorithm: SchedulerAlgorithm,
     /// Time a worker spends on one evaluation before it submits its plan.
     pub scheduler_latency: Millis,
     /// Time from a committed placement to the client asking for its claims
@@ -52,6 +54,7 @@ impl Default for ClusterConfig {
     fn default() -> Self {
         ClusterConfig {
             scheduler_workers: 1,
+            scheduler_algorithm: SchedulerAlgorithm::Binpack,
             scheduler_latency: Millis(10),
             pull_delay: Millis::from_secs(2),
             node_detach_latency: Millis::from_secs(1),
@@ -60,6 +63,14 @@ impl Default for ClusterConfig {
             claim_retry_deadline: Millis::from_secs(24 * 3600),
         }
     }
+}
+
+/// How nodes are scored: fill the fullest nodes first, or the emptiest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SchedulerAlgorithm {
+    Binpack,
+    Spread,
 }
 
 #[derive(Clone, Debug)]

@@ -221,6 +221,9 @@ fn resolve_cluster(raw: RawCluster) -> Result<ClusterConfig, Fail> {
     let or = |value: Option<RawDuration>, default: Millis| value.map_or(default, |d| d.0);
     Ok(ClusterConfig {
         scheduler_workers: workers,
+        scheduler_algorithm: raw
+            .scheduler_algorithm
+            .unwrap_or(defaults.scheduler_algorithm),
         scheduler_latency: or(raw.scheduler_latency, defaults.scheduler_latency),
         pull_delay: or(raw.pull_delay, defaults.pull_delay),
         node_detach_latency: or(raw.node_detach_latency, defaults.node_detach_latency),

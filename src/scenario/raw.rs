@@ -41,6 +41,7 @@ pub struct RawScenario {
 #[serde(deny_unknown_fields)]
 pub struct RawCluster {
     pub scheduler_workers: Option<u32>,
+    pub scheduler_algorithm: Option<crate::model::scenario::SchedulerAlgorithm>,
     pub scheduler_latency: Option<RawDuration>,
     pub pull_delay: Option<RawDuration>,
     pub node_detach_latency: Option<RawDuration>,

@@ -367,21 +367,37 @@ impl Simulation<'_> {
     /// The volume watcher detached the volume from the node's controller:
     /// a volume a down node never unpublished is unpublished now.
     pub(super) fn controller_detach(&mut self, id: AllocId, volume: VolumeId) {
-        let claim = self.volumes[volume.index()].ledger.get_mut(&id).expect("claim being released");
+        let claim = self.volumes[volume.index()]
+            .ledger
+            .get_mut(&id)
+            .expect("claim being released");
         claim.state = ClaimState::ControllerDetached;
-        let (mode, node, was_published) = (claim.mode, claim.node, std::mem::take(&mut claim.published));
+        let (mode, node, was_published) =
+            (claim.mode, claim.node, std::mem::take(&mut claim.published));
         if was_published {
             self.unpublish(volume, mode, node);
         }
-        self.queue.schedule_in(self.scenario.cluster.claim_free_latency, Event::ClaimFreed(id, volume));
+        self.queue.schedule_in(
+            self.scenario.cluster.claim_free_latency,
+            Event::ClaimFreed(id, volume),
+        );
     }
 
     /// The claim is gone: the volume may be claimed again.
     pub(super) fn claim_freed(&mut self, id: AllocId, volume: VolumeId) {
-        let claim = self.volumes[volume.index()].ledger.remove(&id).expect("claim being released");
-        assert_eq!(claim.state, ClaimState::ControllerDetached, "claims are freed after the controller detach");
+        let claim = self.volumes[volume.index()]
+            .ledger
+            .remove(&id)
+            .expect("claim being released");
+        assert_eq!(
+            claim.state,
+            ClaimState::ControllerDetached,
+            "claims are freed after the controller detach"
+        );
         assert!(!claim.published, "a freed claim is not published");
-        self.volumes[volume.index()].ledger_counts.remove(claim.mode);
+        self.volumes[volume.index()]
+            .ledger_counts
+            .remove(claim.mode);
         count_down(&mut self.nodes[claim.node.index()].claimed_volumes, volume);
         let alloc = &self.allocs[id.index()];
         let (group, index) = (alloc.group, alloc.index);

@@ -16,7 +16,7 @@ use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::access::{ClaimCounts, ClaimMode};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
-use crate::model::scenario::{JobKind, VolumeSource};
+use crate::model::scenario::{JobKind, SchedulerAlgorithm, VolumeSource};
 
 /// What a worker hands to the plan applier.
 #[derive(Clone, Debug)]
@@ -387,8 +387,11 @@ impl Simulation<'_> {
 
         let mut scores = [0.0; 3];
         let mut appended = 0;
-        scores[appended] =
-            rank::binpack_score(used_cpu, node_spec.cpu, used_memory, node_spec.memory);
+        let fitness = match self.scenario.cluster.scheduler_algorithm {
+            SchedulerAlgorithm::Binpack => rank::binpack_score,
+            SchedulerAlgorithm::Spread => rank::spread_score,
+        };
+        scores[appended] = fitness(used_cpu, node_spec.cpu, used_memory, node_spec.memory);
         appended += 1;
         let collisions = node_state.group_allocs.get(&group).copied().unwrap_or(0)
             + ctx.group_on_node.get(&(node, group)).copied().unwrap_or(0);
