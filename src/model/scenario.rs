@@ -1,7 +1,7 @@
 //! A resolved scenario: templates stamped out, names turned into ids, every
 //! reference checked. The simulation only ever sees this form.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use super::access::{AccessMode, ClaimMode};
 use super::expect::Expectation;
@@ -25,6 +25,8 @@ pub struct Scenario {
     pub expectations: Vec<Expectation>,
     /// Volume ids by name, for `per_alloc` sources resolved at placement time.
     pub volume_by_name: BTreeMap<String, VolumeId>,
+    /// Driver names; a `DriverSet` bit `i` stands for `driver_names[i]`.
+    pub driver_names: Vec<String>,
 }
 
 /// Timings of the server and clients. Every field has a default documented in
@@ -81,9 +83,31 @@ pub struct NodeSpec {
     pub attributes: BTreeMap<String, String>,
     pub cpu: u64,
     pub memory: u64,
-    pub drivers: BTreeSet<String>,
+    pub drivers: DriverSet,
     pub topology: BTreeMap<String, String>,
     pub csi_plugins: Vec<NodePluginSpec>,
+}
+
+/// A set of task drivers as a bitmask over `Scenario::driver_names`, so
+/// the feasibility check is one AND, not a comparison of strings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DriverSet(pub u64);
+
+impl DriverSet {
+    /// Most distinct driver names a scenario may use.
+    pub const CAPACITY: usize = 64;
+
+    pub fn with(self, index: usize) -> DriverSet {
+        DriverSet(self.0 | (1 << index))
+    }
+
+    pub fn union(self, other: DriverSet) -> DriverSet {
+        DriverSet(self.0 | other.0)
+    }
+
+    pub fn is_subset(self, of: DriverSet) -> bool {
+        self.0 & !of.0 == 0
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -179,7 +203,7 @@ pub struct GroupSpec {
     /// Sums over the group's tasks: what one allocation asks of a node.
     pub cpu: u64,
     pub memory: u64,
-    pub drivers: BTreeSet<String>,
+    pub drivers: DriverSet,
     /// The allocation completes when its longest task does; `None` when any
     /// task runs until stopped.
     pub run_for: Option<Millis>,

@@ -177,14 +177,15 @@ fn resolve_scenario(raw: RawScenario, default_name: &str) -> Result<Scenario, Fa
         .enumerate()
         .map(|(i, p)| (p.name.as_str(), PluginId::from_index(i)))
         .collect();
-    let nodes = resolve_nodes(&raw.nodes, &plugin_ids)?;
+    let mut drivers = DriverNames::default();
+    let nodes = resolve_nodes(&raw.nodes, &plugin_ids, &mut drivers)?;
     let volumes = resolve_volumes(&raw.volumes, &plugin_ids)?;
     let volume_by_name: BTreeMap<String, VolumeId> = volumes
         .iter()
         .enumerate()
         .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
         .collect();
-    let jobs = resolve_jobs(&raw.jobs, &volume_by_name, horizon)?;
+    let jobs = resolve_jobs(&raw.jobs, &volume_by_name, horizon, &mut drivers)?;
     let events = resolve_events(&raw.events, horizon, &nodes, &plugin_ids, &jobs)?;
     check_allocation_budget(&jobs, &events)?;
     let expectations = resolve_expectations(raw.expect, &policies)?;
@@ -203,7 +204,43 @@ fn resolve_scenario(raw: RawScenario, default_name: &str) -> Result<Scenario, Fa
         events,
         expectations,
         volume_by_name,
+        driver_names: drivers.0,
     })
+}
+
+/// Driver names seen so far; their positions are `DriverSet` bits.
+#[derive(Default)]
+struct DriverNames(Vec<String>);
+
+impl DriverNames {
+    fn set<'a>(
+        &mut self,
+        names: impl IntoIterator<Item = &'a str>,
+        at: Location,
+        path: &str,
+    ) -> Result<DriverSet, Fail> {
+        let mut set = DriverSet::default();
+        for name in names {
+            let index = match self.0.iter().position(|known| known == name) {
+                Some(index) => index,
+                None if self.0.len() < DriverSet::CAPACITY => {
+                    self.0.push(name.to_string());
+                    self.0.len() - 1
+                }
+                None => {
+                    return fail(
+                        at,
+                        format!(
+                            "{path}: more than {} distinct driver names in one scenario",
+                            DriverSet::CAPACITY
+                        ),
+                    );
+                }
+            };
+            set = set.with(index);
+        }
+        Ok(set)
+    }
 }
 
 fn resolve_cluster(raw: RawCluster) -> Result<ClusterConfig, Fail> {
@@ -323,6 +360,7 @@ fn resolve_plugins(raw: &[Spanned<RawPlugin>]) -> Result<Vec<PluginSpec>, Fail> 
 fn resolve_nodes(
     raw: &[Spanned<RawNode>],
     plugin_ids: &BTreeMap<&str, PluginId>,
+    driver_names: &mut DriverNames,
 ) -> Result<Vec<NodeSpec>, Fail> {
     let mut ids = UniqueIds::new("nodes");
     let mut nodes = Vec::new();
@@ -368,11 +406,10 @@ fn resolve_nodes(
                 attributes: node.attributes.unwrap_or_default(),
                 cpu,
                 memory,
-                drivers: node
-                    .drivers
-                    .unwrap_or_else(|| vec!["docker".to_string(), "exec".to_string()])
-                    .into_iter()
-                    .collect(),
+                drivers: match &node.drivers {
+                    Some(list) => driver_names.set(list.iter().map(String::as_str), at, &path)?,
+                    None => driver_names.set(["docker", "exec"], at, &path)?,
+                },
                 topology: node.topology.unwrap_or_default(),
                 csi_plugins,
             });
@@ -432,6 +469,7 @@ fn resolve_jobs(
     raw: &[Spanned<RawJob>],
     volume_by_name: &BTreeMap<String, VolumeId>,
     horizon: Millis,
+    driver_names: &mut DriverNames,
 ) -> Result<Vec<JobSpec>, Fail> {
     let mut ids = UniqueIds::new("jobs");
     let mut jobs = Vec::new();
@@ -446,7 +484,7 @@ fn resolve_jobs(
         )? {
             ids.insert(&job.id, at)?;
             check_limit(jobs.len() + 1, limits::MAX_JOBS, "jobs", "MAX_JOBS", at)?;
-            let job = resolve_job(job, at, volume_by_name)?;
+            let job = resolve_job(job, at, volume_by_name, driver_names)?;
             if job.submit_at > horizon {
                 return fail(
                     at,
@@ -466,6 +504,7 @@ fn resolve_job(
     job: RawJob,
     at: Location,
     volume_by_name: &BTreeMap<String, VolumeId>,
+    driver_names: &mut DriverNames,
 ) -> Result<JobSpec, Fail> {
     let path = format!("jobs[{}]", job.id);
     let kind = match job.job_type.unwrap_or(RawJobType::Service) {
@@ -497,7 +536,13 @@ fn resolve_job(
     let mut groups = Vec::new();
     for group in &job.groups {
         names.insert(&group.value.name, group.referenced)?;
-        groups.push(resolve_group(group, &path, kind, volume_by_name)?);
+        groups.push(resolve_group(
+            group,
+            &path,
+            kind,
+            volume_by_name,
+            driver_names,
+        )?);
     }
     Ok(JobSpec {
         name: job.id,
@@ -580,6 +625,7 @@ fn resolve_group(
     job_path: &str,
     kind: JobKind,
     volume_by_name: &BTreeMap<String, VolumeId>,
+    driver_names: &mut DriverNames,
 ) -> Result<GroupSpec, Fail> {
     let at = entry.referenced;
     let group = &entry.value;
@@ -638,19 +684,15 @@ fn resolve_group(
     }
     let mut names = UniqueIds::new(&path);
     let (mut cpu, mut memory) = (0u64, 0u64);
-    let mut drivers = BTreeSet::new();
+    let mut drivers = DriverSet::default();
     let mut run_for = Some(Millis::ZERO);
     for task in &group.tasks {
         names.insert(&task.value.name, task.referenced)?;
         let task_path = format!("{path}.tasks[{}]", task.value.name);
         cpu = cpu.saturating_add(task.value.cpu.unwrap_or(DEFAULT_TASK_CPU));
         memory = memory.saturating_add(task.value.memory.unwrap_or(DEFAULT_TASK_MEMORY));
-        drivers.insert(
-            task.value
-                .driver
-                .clone()
-                .unwrap_or_else(|| "docker".to_string()),
-        );
+        let driver = task.value.driver.as_deref().unwrap_or("docker");
+        drivers = drivers.union(driver_names.set([driver], task.referenced, &task_path)?);
         run_for = match (run_for, task.value.run_for) {
             (Some(longest), Some(this)) => Some(longest.max(this.0)),
             _ => None,

@@ -94,11 +94,7 @@ impl Simulation<'_> {
                 },
             );
         }
-        let other_job_writes = state
-            .ledger
-            .values()
-            .any(|claim| claim.mode == ClaimMode::Write && claim.job != job);
-        if mode == ClaimMode::Write && other_job_writes {
+        if mode == ClaimMode::Write && state.other_job_writes(job) {
             return Err(MAX_CLAIMS_REACHED);
         }
         Ok(())
@@ -123,6 +119,9 @@ impl Simulation<'_> {
             },
         );
         state.ledger_counts.add(mode);
+        if mode == ClaimMode::Write {
+            count_up(&mut state.writers_by_job, group.job);
+        }
         count_up(&mut self.nodes[node.index()].claimed_volumes, volume);
         self.record(|t| {
             TraceRecord::new(t, TraceKind::ClaimGranted)
@@ -395,9 +394,11 @@ impl Simulation<'_> {
             "claims are freed after the controller detach"
         );
         assert!(!claim.published, "a freed claim is not published");
-        self.volumes[volume.index()]
-            .ledger_counts
-            .remove(claim.mode);
+        let state = &mut self.volumes[volume.index()];
+        state.ledger_counts.remove(claim.mode);
+        if claim.mode == ClaimMode::Write {
+            count_down(&mut state.writers_by_job, claim.job);
+        }
         count_down(&mut self.nodes[claim.node.index()].claimed_volumes, volume);
         let alloc = &self.allocs[id.index()];
         let (group, index) = (alloc.group, alloc.index);

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::Simulation;
 use super::state::AllocState;
-use crate::model::access::{ClaimCounts, permits};
+use crate::model::access::{ClaimCounts, ClaimMode, permits};
 use crate::model::ids::VolumeId;
 
 impl Simulation<'_> {
@@ -112,6 +112,18 @@ impl Simulation<'_> {
                 );
             }
             assert_eq!(volume.ledger_counts, ledger, "volume {name} ledger counts");
+            let mut writers = BTreeMap::new();
+            for claim in volume
+                .ledger
+                .values()
+                .filter(|c| c.mode == ClaimMode::Write)
+            {
+                *writers.entry(claim.job).or_insert(0u32) += 1;
+            }
+            assert_eq!(
+                volume.writers_by_job, writers,
+                "volume {name} writers by job"
+            );
             assert_eq!(
                 volume.reserved_counts, reserved,
                 "volume {name} reserved counts"

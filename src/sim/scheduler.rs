@@ -61,7 +61,8 @@ struct PlanContext {
     order: Vec<NodeId>,
     /// Where the next placement starts looking (Nomad's iterator offset).
     offset: usize,
-    resources: BTreeMap<NodeId, (u64, u64)>,
+    /// CPU and memory the plan proposes on each node (indexed by node).
+    resources: Vec<(u64, u64)>,
     group_on_node: BTreeMap<(NodeId, GroupRef), u32>,
     claims: BTreeMap<VolumeId, ClaimCounts>,
     node_volumes: BTreeMap<NodeId, std::collections::BTreeSet<VolumeId>>,
@@ -92,6 +93,7 @@ impl Simulation<'_> {
         }
         let mut ctx = PlanContext {
             order: self.candidate_nodes(job),
+            resources: vec![(0, 0); self.nodes.len()],
             ..PlanContext::default()
         };
         let mut failures: BTreeMap<GroupRef, PlacementFailure> = BTreeMap::new();
@@ -363,7 +365,7 @@ impl Simulation<'_> {
                 return Err(FilterReason::Constraint { group, index });
             }
         }
-        if !group_spec.drivers.is_subset(&node_spec.drivers) {
+        if !group_spec.drivers.is_subset(node_spec.drivers) {
             return Err(FilterReason::MissingDrivers);
         }
         for volume in volumes {
@@ -375,7 +377,7 @@ impl Simulation<'_> {
             };
             self.check_volume(ctx, node, group, id, mode)?;
         }
-        let (plan_cpu, plan_memory) = ctx.resources.get(&node).copied().unwrap_or((0, 0));
+        let (plan_cpu, plan_memory) = ctx.resources[node.index()];
         let used_cpu = node_state.used_cpu + plan_cpu + group_spec.cpu;
         let used_memory = node_state.used_memory + plan_memory + group_spec.memory;
         if used_cpu > node_spec.cpu {
@@ -450,11 +452,12 @@ impl Simulation<'_> {
                 mode,
             )
         } else {
-            let other_job_writer = state
-                .ledger
-                .values()
-                .any(|claim| claim.mode == ClaimMode::Write && claim.job != group.job);
-            naive_claim_check(volume, volume_spec.access_mode, mode, other_job_writer)
+            naive_claim_check(
+                volume,
+                volume_spec.access_mode,
+                mode,
+                state.other_job_writes(group.job),
+            )
         }
     }
 
@@ -489,7 +492,7 @@ impl Simulation<'_> {
         volumes: &[(VolumeId, ClaimMode)],
     ) {
         let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
-        let entry = ctx.resources.entry(node).or_default();
+        let entry = &mut ctx.resources[node.index()];
         entry.0 += spec.cpu;
         entry.1 += spec.memory;
         *ctx.group_on_node.entry((node, group)).or_default() += 1;

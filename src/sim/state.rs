@@ -89,6 +89,9 @@ pub struct VolumeState {
     /// Claims the server has granted and not yet freed.
     pub ledger: BTreeMap<AllocId, Claim>,
     pub ledger_counts: ClaimCounts,
+    /// Writer claims in the ledger, per job (Nomad's checks skip the
+    /// requesting job's own writers).
+    pub writers_by_job: BTreeMap<crate::model::ids::JobId, u32>,
     /// Live allocations that mount the volume but have not claimed it yet.
     /// Only the plan-aware scheduler looks at these.
     pub reserved: BTreeMap<AllocId, ClaimMode>,
@@ -103,6 +106,11 @@ impl VolumeState {
     /// plus every live allocation that will claim.
     pub fn plan_aware_counts(&self) -> ClaimCounts {
         self.ledger_counts.plus(self.reserved_counts)
+    }
+
+    /// Whether a job other than `job` holds a writer claim.
+    pub fn other_job_writes(&self, job: crate::model::ids::JobId) -> bool {
+        self.ledger_counts.writers > self.writers_by_job.get(&job).copied().unwrap_or(0)
     }
 }
 
