@@ -374,3 +374,28 @@ fn spread_and_binpack_choose_different_nodes() {
         "spread used {spread} nodes over 20 seeds, binpack {binpack}"
     );
 }
+
+/// Times far beyond the horizon (a 60-day task, a 100-day claim deadline)
+/// are never queued, so they cannot overflow the event queue's range.
+#[test]
+fn far_future_events_past_the_horizon_are_harmless() {
+    let yaml = "\
+horizon: 30d
+cluster: {claim_retry_deadline: 100d}
+nodes:
+  - {id: n, csi_plugins: [{id: csi}]}
+plugins:
+  - {id: csi, enforces_access_mode: true}
+volumes:
+  - {id: v, plugin_id: csi, access_mode: single-node-writer}
+jobs:
+  - {id: long, type: batch, groups: [{name: g, count: 2, volumes: {d: {type: csi, source: v}}, tasks: [{name: t, run_for: 60d}]}]}
+";
+    let scenario = common::load(yaml);
+    for policy in Policy::ALL {
+        let output = common::run_checked(&scenario, policy, 0);
+        let accepted = output.metrics.rejected_jobs == 0;
+        assert_eq!(accepted, policy != Policy::Validate, "{policy}");
+        assert_eq!(output.metrics.placed >= 1, accepted, "{policy}");
+    }
+}

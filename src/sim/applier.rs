@@ -170,7 +170,6 @@ impl Simulation<'_> {
             followup_scheduled: false,
             migrate: false,
         });
-        self.queue
-            .schedule_in(self.scenario.cluster.pull_delay, Event::AllocPulled(id));
+        self.after(self.scenario.cluster.pull_delay, Event::AllocPulled(id));
     }
 }

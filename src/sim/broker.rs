@@ -67,7 +67,7 @@ impl Simulation<'_> {
             });
             let plan = self.schedule(job, attempt);
             self.workers[worker] = Some(plan);
-            self.queue.schedule_in(
+            self.after(
                 self.scenario.cluster.scheduler_latency,
                 Event::PlanSubmit { worker },
             );

@@ -72,7 +72,7 @@ impl Simulation<'_> {
                     return;
                 }
                 alloc.claim_backoff = (alloc.claim_backoff.saturating_mul(2)).min(CLAIM_RETRY_MAX);
-                self.queue.schedule(retry_at, Event::ClaimAttempt(id));
+                self.at(retry_at, Event::ClaimAttempt(id));
             }
         }
     }
@@ -131,8 +131,7 @@ impl Simulation<'_> {
                 .detail(mode.name())
         });
         let plugin = &self.scenario.plugins[self.scenario.volumes[volume.index()].plugin.index()];
-        self.queue
-            .schedule_in(plugin.publish_latency, Event::PublishDone(id));
+        self.after(plugin.publish_latency, Event::PublishDone(id));
     }
 
     /// The node plugin finished publishing: an enforcing plugin refuses a
@@ -249,7 +248,7 @@ impl Simulation<'_> {
         self.refresh_group(group);
         let run_for = self.scenario.jobs[group.job.index()].groups[group.group_index()].run_for;
         if let Some(run_for) = run_for {
-            self.queue.schedule_in(run_for, Event::TaskComplete(id));
+            self.after(run_for, Event::TaskComplete(id));
         }
     }
 
@@ -330,10 +329,9 @@ impl Simulation<'_> {
         let node = self.volumes[volume.index()].ledger[&id].node;
         let cluster = &self.scenario.cluster;
         if self.nodes[node.index()].status == NodeStatus::Ready {
-            self.queue
-                .schedule_in(cluster.node_detach_latency, Event::NodeDetach(id, volume));
+            self.after(cluster.node_detach_latency, Event::NodeDetach(id, volume));
         } else {
-            self.queue.schedule_in(
+            self.after(
                 cluster.controller_detach_latency,
                 Event::ControllerDetach(id, volume),
             );
@@ -345,8 +343,7 @@ impl Simulation<'_> {
         let controller = self.scenario.cluster.controller_detach_latency;
         if self.nodes[claim.node.index()].status != NodeStatus::Ready {
             // The node went down before it could unpublish.
-            self.queue
-                .schedule_in(controller, Event::ControllerDetach(id, volume));
+            self.after(controller, Event::ControllerDetach(id, volume));
             return;
         }
         let claim = self.volumes[volume.index()]
@@ -359,8 +356,7 @@ impl Simulation<'_> {
         if was_published {
             self.unpublish(volume, mode, node);
         }
-        self.queue
-            .schedule_in(controller, Event::ControllerDetach(id, volume));
+        self.after(controller, Event::ControllerDetach(id, volume));
     }
 
     /// The volume watcher detached the volume from the node's controller:
@@ -376,7 +372,7 @@ impl Simulation<'_> {
         if was_published {
             self.unpublish(volume, mode, node);
         }
-        self.queue.schedule_in(
+        self.after(
             self.scenario.cluster.claim_free_latency,
             Event::ClaimFreed(id, volume),
         );

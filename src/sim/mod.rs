@@ -172,6 +172,20 @@ impl<'s> Simulation<'s> {
         self.queue.now()
     }
 
+    /// Schedules `event` at `at`; an event past the horizon would never be
+    /// processed, so it is not queued at all (which also keeps every queued
+    /// time within the queue's range).
+    fn at(&mut self, at: Millis, event: Event) {
+        if at <= self.scenario.horizon {
+            self.queue.schedule(at, event);
+        }
+    }
+
+    /// Schedules `event` `delay` from now.
+    fn after(&mut self, delay: Millis, event: Event) {
+        self.at(self.now() + delay, event);
+    }
+
     fn run(&mut self) {
         let horizon = self.scenario.horizon;
         while let Some((_, event)) = self.queue.pop_until(horizon) {

@@ -184,6 +184,7 @@ impl Simulation<'_> {
         let now = self.now();
         let spec = &self.scenario.jobs[job.index()];
         let mut wants = Vec::new();
+        let mut followups = Vec::new();
         for (g, group_spec) in spec.groups.iter().enumerate() {
             let group = GroupRef::new(job, g);
             let count = self.jobs[job.index()].counts[g];
@@ -255,11 +256,14 @@ impl Simulation<'_> {
                             });
                         } else if !alloc.followup_scheduled {
                             self.allocs[id.index()].followup_scheduled = true;
-                            self.queue.schedule(due, Event::RescheduleDue(job));
+                            followups.push(due);
                         }
                     }
                 }
             }
+        }
+        for due in followups {
+            self.at(due, Event::RescheduleDue(job));
         }
         wants
     }

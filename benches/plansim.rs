@@ -1,0 +1,119 @@
+//! `cargo bench`: the event queue alone, one placement on a 5,000-node
+//! cluster, the C1M shape end to end, and the report's scenario.
+
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use plansim::engine::queue::EventQueue;
+use plansim::model::policy::Policy;
+use plansim::model::scenario::Scenario;
+use plansim::model::time::Millis;
+use plansim::sim::{RunOptions, simulate};
+
+fn scenario(relative: &str) -> Scenario {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    plansim::scenario::load_file(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(scenario: &Scenario, policy: Policy, seed: u64) -> u64 {
+    let output = simulate(
+        scenario,
+        RunOptions {
+            policy,
+            seed,
+            trace: false,
+            check_invariants: false,
+        },
+    );
+    output.metrics.events
+}
+
+/// A million events through the queue: each pop schedules a successor a
+/// pseudo-random delay later, like a simulation does, so the heap stays full.
+fn event_queue(c: &mut Criterion) {
+    const EVENTS: u64 = 1_000_000;
+    const LIVE: u64 = 10_000;
+    let mut group = c.benchmark_group("event_queue");
+    group.throughput(Throughput::Elements(EVENTS));
+    group.bench_function("schedule_and_pop_1M", |b| {
+        b.iter(|| {
+            let mut queue = EventQueue::with_capacity(LIVE as usize);
+            let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+            for i in 0..LIVE {
+                queue.schedule(Millis(i), i);
+            }
+            let mut popped = 0u64;
+            while let Some((_, event)) = queue.pop_until(Millis(u64::from(u32::MAX))) {
+                popped += 1;
+                if popped + LIVE <= EVENTS {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    queue.schedule_in(Millis(state % 1000), event);
+                }
+            }
+            black_box(popped)
+        })
+    });
+    group.finish();
+}
+
+fn one_placement(c: &mut Criterion) {
+    let yaml = "\
+nodes:
+  - {id: \"node-{i}\", count: 5000, cpu: 100000, memory: 100000, csi_plugins: [{id: csi}]}
+plugins:
+  - {id: csi, enforces_access_mode: true}
+volumes:
+  - {id: data, plugin_id: csi, access_mode: single-node-writer}
+jobs:
+  - id: db
+    groups:
+      - {name: g, volumes: {v: {type: csi, source: data}}, tasks: [{name: t}]}
+";
+    let scenario = plansim::scenario::load_str(yaml, "bench.yaml", "bench").unwrap();
+    let mut group = c.benchmark_group("placement");
+    for policy in [Policy::Naive, Policy::PlanAware] {
+        group.bench_function(format!("one_alloc_5000_nodes/{policy}"), |b| {
+            b.iter(|| black_box(run(&scenario, policy, 1)))
+        });
+    }
+    group.finish();
+}
+
+fn c1m(c: &mut Criterion) {
+    let mut group = c.benchmark_group("c1m");
+    group.sample_size(10);
+    for (file, allocations) in [
+        ("scenarios/scale/c1m.yaml", 1_000_000),
+        ("scenarios/scale/c1m-csi.yaml", 200_000),
+    ] {
+        let scenario = scenario(file);
+        group.throughput(Throughput::Elements(allocations));
+        for policy in [Policy::Naive, Policy::PlanAware] {
+            group.bench_function(format!("{}/{policy}", scenario.name), |b| {
+                b.iter(|| black_box(run(&scenario, policy, 1)))
+            });
+        }
+    }
+    group.finish();
+}
+
+fn report_scenario(c: &mut Criterion) {
+    let scenario = scenario("scenarios/csi-single-reader-count2.yaml");
+    let mut group = c.benchmark_group("report_scenario");
+    group.throughput(Throughput::Elements(Policy::ALL.len() as u64));
+    group.bench_function("all_policies", |b| {
+        b.iter(|| {
+            Policy::ALL
+                .iter()
+                .map(|&p| run(&scenario, p, 7))
+                .sum::<u64>()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, event_queue, one_placement, report_scenario, c1m);
+criterion_main!(benches);
