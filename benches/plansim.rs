@@ -50,7 +50,7 @@ fn event_queue(c: &mut Criterion) {
                     state ^= state << 13;
                     state ^= state >> 7;
                     state ^= state << 17;
-                    queue.schedule_in(Millis(state % 1000), event);
+                    queue.schedule_in(Millis(state & 1023), event);
                 }
             }
             black_box(popped)
