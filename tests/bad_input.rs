@@ -11,7 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn corpus() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(common::repo_path("tests/bad"))
+    yaml_files("tests/bad")
+}
+
+fn yaml_files(dir: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(common::repo_path(dir))
         .unwrap()
         .filter_map(Result::ok)
         .map(|e| e.path())
@@ -32,19 +36,27 @@ fn message_for(file: &Path) -> String {
     err.to_string().replacen(&err.file, &name, 1)
 }
 
-#[test]
-fn every_bad_file_gives_its_exact_message() {
-    let files = corpus();
-    assert!(files.len() >= 25, "the corpus shrank to {}", files.len());
+/// An experiment's error, with paths shown relative to the repository.
+fn experiment_message_for(file: &Path) -> String {
+    let err =
+        plansim::experiment::spec::load(file, None).expect_err("a bad experiment must be refused");
+    let root = format!("{}/", env!("CARGO_MANIFEST_DIR"));
+    err.to_string().replace(&root, "")
+}
+
+/// Compares each file's message with its snapshot, or rewrites the
+/// snapshots under PLANSIM_BLESS.
+fn check_snapshots(files: Vec<PathBuf>, message: fn(&Path) -> String) {
     let bless = std::env::var_os("PLANSIM_BLESS").is_some();
     let mut mismatches = Vec::new();
     for file in files {
-        let actual = message_for(&file);
+        let actual = message(&file);
         assert!(
             !actual.contains('\n'),
             "{}: a message is one line",
             file.display()
         );
+        assert!(!actual.contains("panicked"), "{}", file.display());
         if bless {
             std::fs::write(expected_path(&file), format!("{actual}\n")).unwrap();
             continue;
@@ -64,6 +76,47 @@ fn every_bad_file_gives_its_exact_message() {
         }
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+#[test]
+fn every_bad_file_gives_its_exact_message() {
+    let files = corpus();
+    assert!(files.len() >= 40, "the corpus shrank to {}", files.len());
+    check_snapshots(files, message_for);
+}
+
+#[test]
+fn every_bad_experiment_gives_its_exact_message() {
+    let files = yaml_files("tests/bad/experiments");
+    assert!(
+        files.len() >= 15,
+        "the experiment corpus shrank to {}",
+        files.len()
+    );
+    check_snapshots(files, experiment_message_for);
+}
+
+#[test]
+fn bad_experiments_exit_2_from_the_binary_and_write_nothing() {
+    let out = common::temp_dir("bad-experiments");
+    for file in yaml_files("tests/bad/experiments") {
+        let target = out.join(file.file_stem().unwrap());
+        let output = common::plansim(&["sweep", common::arg(&file), "--out", common::arg(&target)]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{}: {stderr}",
+            file.display()
+        );
+        assert!(!stderr.contains("panicked"), "{}: {stderr}", file.display());
+        assert!(
+            !target.exists(),
+            "{}: nothing is written for bad input",
+            file.display()
+        );
+    }
+    std::fs::remove_dir_all(out).unwrap();
 }
 
 #[test]

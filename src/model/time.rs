@@ -62,6 +62,9 @@ pub fn parse_duration(text: &str) -> Result<Millis, String> {
     if trimmed.is_empty() {
         return Err("empty duration: write it with a unit, e.g. 30s".to_string());
     }
+    if trimmed.starts_with('-') {
+        return Err(format!("duration \"{trimmed}\" is negative"));
+    }
     if trimmed.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
             "duration \"{trimmed}\" has no unit: add a unit, e.g. {trimmed}s or {trimmed}ms"

@@ -3,6 +3,17 @@
 
 use crate::model::time::Millis;
 
+/// YAML budget: nodes (scalars, lists, maps) once aliases are expanded.
+pub const YAML_MAX_NODES: usize = 500_000;
+/// YAML budget: parser events (every node start and end, aliases expanded).
+pub const YAML_MAX_EVENTS: usize = 2_000_000;
+/// YAML budget: alias uses (`*name`).
+pub const YAML_MAX_ALIASES: usize = 10_000;
+/// YAML budget: anchors (`&name`).
+pub const YAML_MAX_ANCHORS: usize = 10_000;
+/// YAML budget: nesting depth.
+pub const YAML_MAX_DEPTH: usize = 64;
+
 /// Largest scenario file read, in bytes.
 pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
 /// Nodes after templates are stamped out.

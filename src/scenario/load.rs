@@ -72,6 +72,11 @@ fn read_limited(path: &Path) -> Result<Vec<u8>, String> {
 pub fn yaml_options() -> serde_saphyr::Options {
     let mut budget = serde_saphyr::Budget::default();
     budget.max_reader_input_bytes = Some(limits::MAX_FILE_BYTES);
+    budget.max_nodes = limits::YAML_MAX_NODES;
+    budget.max_events = limits::YAML_MAX_EVENTS;
+    budget.max_aliases = limits::YAML_MAX_ALIASES;
+    budget.max_anchors = limits::YAML_MAX_ANCHORS;
+    budget.max_depth = limits::YAML_MAX_DEPTH;
     serde_saphyr::options! {
         strict_booleans: true,
         budget: Some(budget),
@@ -106,8 +111,50 @@ fn clean_yaml_message(message: &str) -> String {
     if let Some(index) = message.find(", set DuplicateKeyPolicy") {
         message.truncate(index);
     }
-    if message == "expected mapping start" {
-        message = "expected a mapping of fields (key: value) here".to_string();
+    // serde's words for Rust types, in the file's words.
+    let rewrites = [
+        (
+            "expected mapping start",
+            "expected a mapping of fields (key: value) here",
+        ),
+        ("expected sequence start", "expected a list here"),
+        ("invalid u64", "expected a whole number (0 or more)"),
+        ("invalid u32", "expected a whole number (0 or more)"),
+        (
+            "cannot deserialize null into string; use Option<String>",
+            "expected a value here, found nothing",
+        ),
+    ];
+    if let Some((_, better)) = rewrites.iter().find(|(from, _)| message == *from) {
+        message = (*better).to_string();
+    }
+    if let Some(breach) = message.strip_prefix("budget breached: ") {
+        let kind = breach.split([' ', '{']).next().unwrap_or(breach);
+        message = match kind {
+            "Nodes" => format!(
+                "more than {} YAML nodes once aliases are expanded (YAML_MAX_NODES): too large, or an alias bomb",
+                limits::YAML_MAX_NODES
+            ),
+            "Events" => format!(
+                "more than {} YAML events once aliases are expanded (YAML_MAX_EVENTS): too large, or an alias bomb",
+                limits::YAML_MAX_EVENTS
+            ),
+            "Aliases" => format!(
+                "more than {} aliases (YAML_MAX_ALIASES)",
+                limits::YAML_MAX_ALIASES
+            ),
+            "Anchors" => format!(
+                "more than {} anchors (YAML_MAX_ANCHORS)",
+                limits::YAML_MAX_ANCHORS
+            ),
+            "Depth" => format!(
+                "nested deeper than {} levels (YAML_MAX_DEPTH)",
+                limits::YAML_MAX_DEPTH
+            ),
+            other => {
+                format!("YAML budget exceeded ({other}): too large, or aliases that expand too far")
+            }
+        };
     }
     message
 }
@@ -324,7 +371,7 @@ impl<'a> UniqueIds<'a> {
             return fail(at, format!("{}: an id must not be empty", self.what));
         }
         if !self.seen.insert(id.to_string()) {
-            return fail(at, format!("{}[{id}]: duplicate id \"{id}\"", self.what));
+            return fail(at, format!("{}[{id}]: \"{id}\" is used twice", self.what));
         }
         Ok(())
     }
@@ -532,7 +579,8 @@ fn resolve_job(
     if job.groups.is_empty() {
         return fail(at, format!("{path}.groups: a job needs at least one group"));
     }
-    let mut names = UniqueIds::new(&path);
+    let groups_path = format!("{path}.groups");
+    let mut names = UniqueIds::new(&groups_path);
     let mut groups = Vec::new();
     for group in &job.groups {
         names.insert(&group.value.name, group.referenced)?;
@@ -682,7 +730,8 @@ fn resolve_group(
     if group.tasks.is_empty() {
         return fail(at, format!("{path}.tasks: a group needs at least one task"));
     }
-    let mut names = UniqueIds::new(&path);
+    let tasks_path = format!("{path}.tasks");
+    let mut names = UniqueIds::new(&tasks_path);
     let (mut cpu, mut memory) = (0u64, 0u64);
     let mut drivers = DriverSet::default();
     let mut run_for = Some(Millis::ZERO);
