@@ -17,15 +17,7 @@ fn scenario(relative: &str) -> Scenario {
 }
 
 fn run(scenario: &Scenario, policy: Policy, seed: u64) -> u64 {
-    let output = simulate(
-        scenario,
-        RunOptions {
-            policy,
-            seed,
-            trace: false,
-            check_invariants: false,
-        },
-    );
+    let output = simulate(scenario, RunOptions::new(policy, seed));
     output.metrics.events
 }
 

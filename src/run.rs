@@ -42,6 +42,8 @@ pub struct RunResult {
     pub trace: Option<Vec<TraceRecord>>,
     pub outcomes: Vec<ExpectationOutcome>,
     pub placement_failures: Vec<PlacementFailure>,
+    /// Set when the run hit the event cap before its horizon.
+    pub stopped_early: Option<String>,
 }
 
 /// Every run of one scenario, sorted by policy then seed.
@@ -61,10 +63,8 @@ pub fn run_one(scenario: &Scenario, policy: Policy, seed: u64, trace: bool) -> R
     let output = simulate(
         scenario,
         RunOptions {
-            policy,
-            seed,
             trace,
-            check_invariants: false,
+            ..RunOptions::new(policy, seed)
         },
     );
     let outcomes = scenario
@@ -87,5 +87,6 @@ pub fn run_one(scenario: &Scenario, policy: Policy, seed: u64, trace: bool) -> R
         trace: output.trace,
         outcomes,
         placement_failures: output.placement_failures,
+        stopped_early: output.stopped_early,
     }
 }

@@ -399,3 +399,28 @@ jobs:
         assert_eq!(output.metrics.placed >= 1, accepted, "{policy}");
     }
 }
+
+/// The event cap stops a run and says so, instead of hanging.
+#[test]
+fn a_run_past_the_event_cap_stops_and_says_why() {
+    let scenario = common::load(&cluster(
+        3,
+        true,
+        "single-node-writer",
+        &format!("jobs:\n{}", job("j", 2, false, "")),
+    ));
+    let capped = plansim::sim::RunOptions {
+        max_events: 5,
+        ..plansim::sim::RunOptions::new(Policy::Naive, 0)
+    };
+    let output = plansim::sim::simulate(&scenario, capped);
+    assert_eq!(output.metrics.events, 5);
+    let why = output.stopped_early.expect("the cap was hit");
+    assert!(
+        why.contains("stopped after 5 events") && why.contains("MAX_RUN_EVENTS"),
+        "{why}"
+    );
+    let whole = common::run_checked(&scenario, Policy::Naive, 0);
+    assert!(whole.stopped_early.is_none());
+    assert!(whole.metrics.events > 5);
+}

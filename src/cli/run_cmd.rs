@@ -73,8 +73,28 @@ pub fn run(args: RunArgs) -> u8 {
     let mut rows: Vec<SummaryRow> = Vec::new();
     let mut tables = String::new();
     let mut failed = 0usize;
-    for scenario in &scenarios {
-        let results = run_scenario(scenario, &plan);
+    // Every run first: a run that hit the event cap is bad input, and bad
+    // input writes nothing.
+    let all: Vec<_> = scenarios
+        .iter()
+        .map(|scenario| run_scenario(scenario, &plan))
+        .collect();
+    let mut stopped = false;
+    for (scenario, results) in scenarios.iter().zip(&all) {
+        for result in results {
+            if let Some(why) = &result.stopped_early {
+                eprintln!(
+                    "{} ({}, seed {}): {why}",
+                    scenario.name, result.row.policy, result.row.seed
+                );
+                stopped = true;
+            }
+        }
+    }
+    if stopped {
+        return EXIT_BAD_INPUT;
+    }
+    for (scenario, results) in scenarios.iter().zip(all) {
         let table = table::render(scenario, &results);
         for result in &results {
             for outcome in result.outcomes.iter().filter(|o| !o.held) {

@@ -191,35 +191,51 @@ fn run_all(
         .num_threads(threads)
         .build()
         .map_err(|err| format!("cannot start {threads} worker threads: {err}"))?;
-    let (sender, receiver) = mpsc::channel::<(usize, Metrics)>();
+    let (sender, receiver) = mpsc::channel::<(usize, Result<Metrics, String>)>();
     std::thread::scope(|scope| {
         let journal = scope.spawn(move || -> Result<BTreeMap<usize, Metrics>, String> {
             let mut finished = BTreeMap::new();
-            for (index, metrics) in receiver {
-                writer
-                    .append(index, &metrics)
-                    .map_err(|err| format!("cannot write the journal: {err}"))?;
-                finished.insert(index, metrics);
+            let mut failed = None;
+            for (index, result) in receiver {
+                match result {
+                    Ok(metrics) => {
+                        writer
+                            .append(index, &metrics)
+                            .map_err(|err| format!("cannot write the journal: {err}"))?;
+                        finished.insert(index, metrics);
+                    }
+                    // Not journaled: the run did not finish. Report the first.
+                    Err(why) => {
+                        failed.get_or_insert(why);
+                    }
+                }
             }
             writer
                 .finish()
                 .map_err(|err| format!("cannot write the journal: {err}"))?;
-            Ok(finished)
+            match failed {
+                Some(why) => Err(why),
+                None => Ok(finished),
+            }
         });
         pool.install(|| {
             todo.par_iter().for_each_with(sender, |sender, &index| {
                 let c = coord(experiment, index);
                 let output = simulate(
                     &experiment.points[c.point].scenario,
-                    RunOptions {
-                        policy: c.policy,
-                        seed: c.seed,
-                        trace: false,
-                        check_invariants: false,
-                    },
+                    RunOptions::new(c.policy, c.seed),
                 );
+                let result = match output.stopped_early {
+                    None => Ok(output.metrics),
+                    Some(why) => Err(format!(
+                        "run {index} ({}, {}, seed {}): {why}",
+                        experiment.point_label(c.point),
+                        c.policy,
+                        c.seed
+                    )),
+                };
                 // A closed channel means the journal failed; its error is reported below.
-                let _ = sender.send((index, output.metrics));
+                let _ = sender.send((index, result));
                 progress.inc(1);
             });
         });

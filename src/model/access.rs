@@ -59,7 +59,8 @@ impl fmt::Display for AccessMode {
     }
 }
 
-/// Whether an allocation mounts a volume read-only or read-write.
+/// Whether an allocation mounts a volume read-only or read-write. Ordered
+/// `Read < Write`, so the stronger of two claims is their `max`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ClaimMode {
     Read,

@@ -4,9 +4,9 @@
 //! nodes that still fit, rejecting the rest. Under plan-aware it re-checks
 //! volume claims too, so concurrent workers cannot double-claim.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::feasibility::plan_aware_claim_check;
+use super::feasibility::{FilterReason, plan_aware_claim_check};
 use super::scheduler::{Placement, Plan};
 use super::state::{Alloc, AllocState, count_up};
 use super::trace::{TraceKind, TraceRecord};
@@ -93,6 +93,35 @@ impl Simulation<'_> {
                         .map_err(|reason| reason.describe(self.scenario))?;
                     mine.entry(volume).or_default().add(mode);
                 }
+            }
+            self.attach_limits_hold(node, placements)?;
+        }
+        Ok(())
+    }
+
+    /// Plan-aware: the node's plugins can attach every volume this node plan
+    /// adds to those already attached or promised there.
+    fn attach_limits_hold(&self, node: NodeId, placements: &[Placement]) -> Result<(), String> {
+        let state = &self.nodes[node.index()];
+        let spec = &self.scenario.nodes[node.index()];
+        let mut attached: BTreeSet<VolumeId> = state.claimed_volumes.keys().copied().collect();
+        attached.extend(state.alloc_volumes.keys().copied());
+        attached.extend(
+            placements
+                .iter()
+                .flat_map(|p| p.volumes.iter().map(|&(v, _)| v)),
+        );
+        for plugin in spec.csi_plugins.iter().filter(|p| p.max_volumes > 0) {
+            let count = attached
+                .iter()
+                .filter(|v| self.scenario.volumes[v.index()].plugin == plugin.plugin)
+                .count();
+            if count > plugin.max_volumes as usize {
+                return Err(FilterReason::CsiPluginMaxVolumes {
+                    plugin: plugin.plugin,
+                    node,
+                }
+                .describe(self.scenario));
             }
         }
         Ok(())

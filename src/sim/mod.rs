@@ -36,6 +36,8 @@ pub struct RunOutput {
     pub trace: Option<Vec<TraceRecord>>,
     /// Groups the latest evaluation could not place in full, in group order.
     pub placement_failures: Vec<feasibility::PlacementFailure>,
+    /// Why the run stopped before its horizon, if it did (the event cap).
+    pub stopped_early: Option<String>,
 }
 
 /// Options of one run.
@@ -46,6 +48,26 @@ pub struct RunOptions {
     pub trace: bool,
     /// Check every invariant after every event (slow; for tests).
     pub check_invariants: bool,
+    /// Stop after this many events: a scenario that would spin forever is
+    /// reported instead of hanging (see `RunOutput::stopped_early`).
+    pub max_events: u64,
+}
+
+/// Most events one run may process (MAX_RUN_EVENTS): the C1M shape needs
+/// about a million.
+pub const MAX_RUN_EVENTS: u64 = 500_000_000;
+
+impl RunOptions {
+    /// A plain run: no trace, no invariant checks, the standard event cap.
+    pub fn new(policy: Policy, seed: u64) -> Self {
+        RunOptions {
+            policy,
+            seed,
+            trace: false,
+            check_invariants: false,
+            max_events: MAX_RUN_EVENTS,
+        }
+    }
 }
 
 /// Replays `scenario` under one policy and seed.
@@ -99,6 +121,7 @@ struct Simulation<'s> {
     blocked: std::collections::BTreeSet<JobId>,
     placement_failures:
         std::collections::BTreeMap<crate::model::ids::GroupRef, feasibility::PlacementFailure>,
+    stopped_early: Option<String>,
 }
 
 impl<'s> Simulation<'s> {
@@ -165,6 +188,7 @@ impl<'s> Simulation<'s> {
             unsatisfied_groups: 0,
             blocked: Default::default(),
             placement_failures: Default::default(),
+            stopped_early: None,
         }
     }
 
@@ -189,6 +213,15 @@ impl<'s> Simulation<'s> {
     fn run(&mut self) {
         let horizon = self.scenario.horizon;
         while let Some((_, event)) = self.queue.pop_until(horizon) {
+            if self.metrics.events >= self.options.max_events {
+                self.stopped_early = Some(format!(
+                    "stopped after {} events at {}s of {}s (MAX_RUN_EVENTS): the scenario may loop",
+                    self.metrics.events,
+                    self.now(),
+                    horizon
+                ));
+                return;
+            }
             self.metrics.events += 1;
             self.handle(event);
             self.note_full_placement();
@@ -243,6 +276,7 @@ impl<'s> Simulation<'s> {
             metrics: self.metrics,
             trace: self.trace,
             placement_failures: self.placement_failures.into_values().collect(),
+            stopped_early: self.stopped_early,
         }
     }
 

@@ -286,11 +286,14 @@ impl Simulation<'_> {
         order
     }
 
+    /// The volumes allocation `index` of `group` mounts. Two requests for
+    /// the same volume make one claim (Nomad keys claims by allocation), a
+    /// write claim if either request writes.
     fn resolve_volumes(&self, group: GroupRef, index: u32) -> Vec<ResolvedVolume> {
         let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
-        spec.volumes
-            .iter()
-            .map(|request| match &request.source {
+        let mut resolved: Vec<ResolvedVolume> = Vec::with_capacity(spec.volumes.len());
+        for request in &spec.volumes {
+            let volume = match &request.source {
                 VolumeSource::Shared(id) => ResolvedVolume::Found(*id, request.mode),
                 VolumeSource::PerAlloc { base } => {
                     let name = format!("{base}[{index}]");
@@ -299,8 +302,21 @@ impl Simulation<'_> {
                         None => ResolvedVolume::Missing(name),
                     }
                 }
-            })
-            .collect()
+            };
+            let duplicate = resolved.iter_mut().find_map(|seen| match (seen, &volume) {
+                (ResolvedVolume::Found(a, mode), ResolvedVolume::Found(b, _)) if a == b => {
+                    Some(mode)
+                }
+                _ => None,
+            });
+            match (duplicate, &volume) {
+                (Some(mode), ResolvedVolume::Found(_, requested)) => {
+                    *mode = (*mode).max(*requested)
+                }
+                _ => resolved.push(volume),
+            }
+        }
+        resolved
     }
 
     /// Nomad's stack for one placement: feasibility in order, then the limit
@@ -372,14 +388,14 @@ impl Simulation<'_> {
         if !group_spec.drivers.is_subset(node_spec.drivers) {
             return Err(FilterReason::MissingDrivers);
         }
-        for volume in volumes {
+        for (checked, volume) in volumes.iter().enumerate() {
             let (id, mode) = match volume {
                 ResolvedVolume::Found(id, mode) => (*id, *mode),
                 ResolvedVolume::Missing(name) => {
                     return Err(FilterReason::CsiVolumeMissing(name.clone()));
                 }
             };
-            self.check_volume(ctx, node, group, id, mode)?;
+            self.check_volume(ctx, node, group, id, mode, &volumes[..checked])?;
         }
         let (plan_cpu, plan_memory) = ctx.resources[node.index()];
         let used_cpu = node_state.used_cpu + plan_cpu + group_spec.cpu;
@@ -422,6 +438,7 @@ impl Simulation<'_> {
         group: GroupRef,
         volume: VolumeId,
         mode: ClaimMode,
+        earlier: &[ResolvedVolume],
     ) -> Result<(), FilterReason> {
         let volume_spec = &self.scenario.volumes[volume.index()];
         let node_spec = &self.scenario.nodes[node.index()];
@@ -438,7 +455,9 @@ impl Simulation<'_> {
             return Err(FilterReason::CsiPluginUnhealthy { plugin, node });
         }
         let max_volumes = node_spec.csi_plugins[slot].max_volumes;
-        if max_volumes > 0 && self.volumes_on_node(ctx, node, plugin) >= max_volumes as usize {
+        if max_volumes > 0
+            && !self.attach_slot_free(ctx, node, volume, earlier, max_volumes as usize)
+        {
             return Err(FilterReason::CsiPluginMaxVolumes { plugin, node });
         }
         if !volume_spec.topologies.is_empty()
@@ -465,27 +484,43 @@ impl Simulation<'_> {
         }
     }
 
-    /// Distinct volumes of `plugin` on `node`, as the policy counts them for
-    /// `max_volumes`: Nomad counts volumes claimed there; plan-aware also
-    /// counts those of live allocations not yet claimed and of the plan.
-    fn volumes_on_node(
+    /// Whether `node` can take `volume` under its plugin's `max_volumes`.
+    /// Nomad counts the volumes claimed there and refuses at the limit, even
+    /// for a volume already attached. Plan-aware counts every volume that is
+    /// or will be attached (claimed, mounted by live allocations, proposed by
+    /// the plan, and this allocation's own earlier volumes) and refuses only
+    /// if `volume` would push the node past the limit.
+    fn attach_slot_free(
         &self,
         ctx: &PlanContext,
         node: NodeId,
-        plugin: crate::model::ids::PluginId,
-    ) -> usize {
+        volume: VolumeId,
+        earlier: &[ResolvedVolume],
+        max_volumes: usize,
+    ) -> bool {
+        let plugin = self.scenario.volumes[volume.index()].plugin;
         let state = &self.nodes[node.index()];
         let of_plugin = |v: &&VolumeId| self.scenario.volumes[v.index()].plugin == plugin;
         if !self.policy.plan_aware_claims() {
-            return state.claimed_volumes.keys().filter(of_plugin).count();
+            return state.claimed_volumes.keys().filter(of_plugin).count() < max_volumes;
         }
-        let mut volumes: std::collections::BTreeSet<&VolumeId> =
+        let mut attached: std::collections::BTreeSet<&VolumeId> =
             state.claimed_volumes.keys().filter(of_plugin).collect();
-        volumes.extend(state.alloc_volumes.keys().filter(of_plugin));
+        attached.extend(state.alloc_volumes.keys().filter(of_plugin));
         if let Some(planned) = ctx.node_volumes.get(&node) {
-            volumes.extend(planned.iter().filter(of_plugin));
+            attached.extend(planned.iter().filter(of_plugin));
         }
-        volumes.len()
+        attached.extend(
+            earlier
+                .iter()
+                .filter_map(|v| match v {
+                    ResolvedVolume::Found(id, _) => Some(id),
+                    ResolvedVolume::Missing(_) => None,
+                })
+                .filter(of_plugin),
+        );
+        attached.insert(&volume);
+        attached.len() <= max_volumes
     }
 
     fn propose(

@@ -32,10 +32,9 @@ pub fn run_checked(scenario: &Scenario, policy: Policy, seed: u64) -> RunOutput 
     simulate(
         scenario,
         RunOptions {
-            policy,
-            seed,
             trace: true,
             check_invariants: true,
+            ..RunOptions::new(policy, seed)
         },
     )
 }

@@ -1,0 +1,240 @@
+//! Property tests over random small clusters, volumes, jobs and timelines:
+//! under every policy the model's invariants hold after every event (they
+//! are asserted inside the simulation); under plan-aware no access mode is
+//! ever violated and no claim is ever refused.
+
+mod common;
+
+use plansim::model::policy::Policy;
+use proptest::prelude::*;
+
+const MODES: [&str; 5] = [
+    "single-node-reader-only",
+    "single-node-writer",
+    "multi-node-reader-only",
+    "multi-node-single-writer",
+    "multi-node-multi-writer",
+];
+
+#[derive(Debug, Clone)]
+struct Request {
+    volume: usize,
+    read_only: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Group {
+    count: u32,
+    requests: Vec<Request>,
+    cpu: u32,
+}
+
+#[derive(Debug, Clone)]
+struct Job {
+    batch: bool,
+    submit_s: u32,
+    run_for_s: Option<u32>,
+    groups: Vec<Group>,
+}
+
+#[derive(Debug, Clone)]
+enum Action {
+    NodeDown(usize),
+    NodeUp(usize),
+    NodeDrain(usize),
+    Scale(usize, u32),
+    StopJob(usize),
+    PluginHealth(usize, bool),
+}
+
+#[derive(Debug, Clone)]
+struct World {
+    workers: u32,
+    enforcing: bool,
+    nodes: Vec<(u32, bool, u32)>,
+    modes: Vec<usize>,
+    jobs: Vec<Job>,
+    events: Vec<(u32, Action)>,
+}
+
+fn group() -> impl Strategy<Value = Group> {
+    (
+        0u32..4,
+        prop::collection::vec(
+            (0usize..4, any::<bool>())
+                .prop_map(|(volume, read_only)| Request { volume, read_only }),
+            0..3,
+        ),
+        prop::sample::select(vec![100u32, 500, 1500]),
+    )
+        .prop_map(|(count, requests, cpu)| Group {
+            count,
+            requests,
+            cpu,
+        })
+}
+
+fn job() -> impl Strategy<Value = Job> {
+    (
+        any::<bool>(),
+        0u32..120,
+        prop::option::of(1u32..600),
+        prop::collection::vec(group(), 1..3),
+    )
+        .prop_map(|(batch, submit_s, run_for_s, groups)| Job {
+            batch,
+            submit_s,
+            run_for_s,
+            groups,
+        })
+}
+
+fn action() -> impl Strategy<Value = Action> {
+    prop_oneof![
+        (0usize..6).prop_map(Action::NodeDown),
+        (0usize..6).prop_map(Action::NodeUp),
+        (0usize..6).prop_map(Action::NodeDrain),
+        (0usize..4, 0u32..5).prop_map(|(j, c)| Action::Scale(j, c)),
+        (0usize..4).prop_map(Action::StopJob),
+        (0usize..6, any::<bool>()).prop_map(|(n, h)| Action::PluginHealth(n, h)),
+    ]
+}
+
+fn world() -> impl Strategy<Value = World> {
+    (
+        1u32..4,
+        any::<bool>(),
+        prop::collection::vec(
+            (
+                0u32..3,
+                any::<bool>(),
+                prop::sample::select(vec![2000u32, 4000, 8000]),
+            ),
+            1..6,
+        ),
+        prop::collection::vec(0usize..5, 1..5),
+        prop::collection::vec(job(), 1..5),
+        prop::collection::vec((0u32..1800, action()), 0..6),
+    )
+        .prop_map(|(workers, enforcing, nodes, modes, jobs, events)| World {
+            workers,
+            enforcing,
+            nodes,
+            modes,
+            jobs,
+            events,
+        })
+}
+
+/// The world as a scenario file: what the loader sees is what users write.
+fn yaml(world: &World) -> String {
+    let mut out = format!(
+        "horizon: 1h\ncluster: {{scheduler_workers: {}}}\nnodes:\n",
+        world.workers
+    );
+    for (i, (max_volumes, healthy, cpu)) in world.nodes.iter().enumerate() {
+        out += &format!(
+            "  - {{id: n{i}, cpu: {cpu}, memory: 8192, csi_plugins: [{{id: csi, healthy: {healthy}, max_volumes: {max_volumes}}}]}}\n"
+        );
+    }
+    out += &format!(
+        "plugins:\n  - {{id: csi, enforces_access_mode: {}}}\nvolumes:\n",
+        world.enforcing
+    );
+    for (i, mode) in world.modes.iter().enumerate() {
+        out += &format!(
+            "  - {{id: v{i}, plugin_id: csi, access_mode: {}}}\n",
+            MODES[*mode]
+        );
+    }
+    out += "jobs:\n";
+    for (j, job) in world.jobs.iter().enumerate() {
+        let kind = if job.batch { "batch" } else { "service" };
+        out += &format!(
+            "  - id: j{j}\n    type: {kind}\n    submit_at: {}s\n    groups:\n",
+            job.submit_s
+        );
+        for (g, group) in job.groups.iter().enumerate() {
+            out += &format!(
+                "      - name: g{g}\n        count: {}\n        volumes: {{",
+                group.count
+            );
+            let requests: Vec<String> = group
+                .requests
+                .iter()
+                .enumerate()
+                .map(|(r, req)| {
+                    format!(
+                        "r{r}: {{type: csi, source: v{}, read_only: {}}}",
+                        req.volume % world.modes.len(),
+                        req.read_only
+                    )
+                })
+                .collect();
+            out += &requests.join(", ");
+            let run_for = job
+                .run_for_s
+                .map(|s| format!(", run_for: {s}s"))
+                .unwrap_or_default();
+            out += &format!(
+                "}}\n        tasks: [{{name: t, cpu: {}{run_for}}}]\n",
+                group.cpu
+            );
+        }
+    }
+    let nodes = world.nodes.len();
+    let jobs = world.jobs.len();
+    let events: Vec<String> = world
+        .events
+        .iter()
+        .map(|(at, action)| {
+            let body = match action {
+                Action::NodeDown(n) => format!("node_down: n{}", n % nodes),
+                Action::NodeUp(n) => format!("node_up: n{}", n % nodes),
+                Action::NodeDrain(n) => format!("node_drain: n{}", n % nodes),
+                Action::Scale(j, count) => {
+                    format!("scale: {{job: j{}, group: g0, count: {count}}}", j % jobs)
+                }
+                Action::StopJob(j) => format!("stop_job: j{}", j % jobs),
+                Action::PluginHealth(n, healthy) => {
+                    format!(
+                        "plugin_health: {{plugin: csi, node: n{}, healthy: {healthy}}}",
+                        n % nodes
+                    )
+                }
+            };
+            format!("  - {{at: {at}s, {body}}}\n")
+        })
+        .collect();
+    if !events.is_empty() {
+        out += "events:\n";
+        out += &events.concat();
+    }
+    out
+}
+
+proptest! {
+    // 96 cases in `cargo test`; PLANSIM_PROPTEST_CASES=10000 for a deeper search.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PLANSIM_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(96),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn invariants_hold_and_plan_aware_never_violates(world in world()) {
+        let text = yaml(&world);
+        let scenario = plansim::scenario::load_str(&text, "property.yaml", "property")
+            .unwrap_or_else(|e| panic!("generated scenario refused: {e}\n{text}"));
+        for policy in Policy::ALL {
+            let output = common::run_checked(&scenario, policy, 0);
+            let m = &output.metrics;
+            prop_assert!(m.running <= m.placed, "{policy}: {m:?}");
+            prop_assert!(m.reschedules <= m.client_failures, "{policy}: a reschedule replaces a failure: {m:?}");
+            if policy == Policy::PlanAware {
+                prop_assert_eq!(m.violations, 0, "plan-aware violated an access mode\n{}", text);
+                prop_assert_eq!(m.claim_failures, 0, "plan-aware had a claim refused\n{}", text);
+            }
+        }
+    }
+}
