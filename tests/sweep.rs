@@ -224,3 +224,50 @@ fn bad_experiments_exit_2_naming_the_key_and_what_exists() {
     assert_eq!(sweep(&missing, &dir.join("o"), &[]).status.code(), Some(2));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Ctrl-C (SIGINT) stops a sweep cleanly: exit 130, every finished run kept,
+/// and `--resume` ends with the output of an uninterrupted sweep.
+#[test]
+fn ctrl_c_keeps_every_finished_run() {
+    let dir = common::temp_dir("sigint");
+    let body = "seeds: 100\nschedulers: [naive, plan-aware]\nvary:\n  \"jobs[example].groups[cache].count\": [1, 2, 4, 8, 16]\n  \"nodes[client-{i}].count\": [2, 4, 8, 16, 32]\n  \"plugins[hostpath-plugin0].enforces_access_mode\": [true, false]\n";
+    let exp = experiment(&dir, body);
+    let out = dir.join("interrupted");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_plansim"))
+        .args([
+            "sweep",
+            common::arg(&exp),
+            "--out",
+            common::arg(&out),
+            "--jobs",
+            "2",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until some runs are journaled, then interrupt.
+    let journal = out.join(".plansim-journal.csv");
+    while std::fs::read_to_string(&journal).map_or(0, |t| t.lines().count()) < 100 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("--resume"), "{stderr}");
+    let recorded = std::fs::read_to_string(&journal).unwrap().lines().count() - 1;
+    assert!(
+        recorded > 0 && recorded < 10_000,
+        "{recorded} runs recorded"
+    );
+    assert!(!out.join("runs.csv").exists(), "no partial results");
+    assert!(sweep(&exp, &out, &["--resume"]).status.success());
+    let whole = dir.join("whole");
+    assert!(sweep(&exp, &whole, &[]).status.success());
+    assert_eq!(common::files_under(&out), common::files_under(&whole));
+    std::fs::remove_dir_all(dir).unwrap();
+}

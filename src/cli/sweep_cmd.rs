@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::mpsc;
 
 use clap::Args;
@@ -55,8 +56,23 @@ pub struct MergeArgs {
     quiet: bool,
 }
 
+/// Set by the first Ctrl-C: workers start no new run, finished runs are
+/// journaled, and the sweep stops so `--resume` can finish it.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// The exit code of a sweep stopped by Ctrl-C (128 + SIGINT, as shells expect).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
 pub fn run(args: SweepArgs) -> u8 {
+    // A second Ctrl-C stops at once; the journal is still whole up to its
+    // last complete line.
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, AtomicOrdering::SeqCst) {
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
+        }
+    });
     match sweep_command(&args) {
+        Ok(()) if INTERRUPTED.load(AtomicOrdering::SeqCst) => EXIT_INTERRUPTED,
         Ok(()) => EXIT_OK,
         Err(message) => {
             eprintln!("{message}");
@@ -137,13 +153,21 @@ fn sweep_command(args: &SweepArgs) -> Result<(), String> {
     let progress = progress_bar(todo.len(), args.quiet);
     let finished = run_all(&experiment, &todo, threads, writer, &progress)?;
     progress.finish_and_clear();
+    let this_time = finished.len();
     done.extend(finished);
+    if INTERRUPTED.load(AtomicOrdering::SeqCst) {
+        eprintln!(
+            "interrupted: {} of {owned} runs recorded in {} ({this_time} this time); run the same command with --resume to finish",
+            done.len(),
+            out.display()
+        );
+        return Ok(());
+    }
     if !args.quiet {
         eprintln!(
-            "{}: {} runs recorded ({} this time){}",
+            "{}: {} runs recorded ({this_time} this time){}",
             out.display(),
             done.len(),
-            todo.len(),
             if shard == Shard::WHOLE {
                 String::new()
             } else {
@@ -220,6 +244,9 @@ fn run_all(
         });
         pool.install(|| {
             todo.par_iter().for_each_with(sender, |sender, &index| {
+                if INTERRUPTED.load(AtomicOrdering::Relaxed) {
+                    return;
+                }
                 let c = coord(experiment, index);
                 let output = simulate(
                     &experiment.points[c.point].scenario,

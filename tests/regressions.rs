@@ -1,0 +1,34 @@
+//! Every input that ever broke plansim (from fuzzing or property tests) is
+//! kept in fuzz/regressions/ and replayed with the fuzz target's checks:
+//! it loads or is refused cleanly, and if it loads every policy runs with
+//! every invariant checked, plan-aware without violations or refused claims.
+
+mod common;
+
+use plansim::model::policy::Policy;
+
+#[test]
+fn every_regression_input_stays_fixed() {
+    let mut files: Vec<_> = std::fs::read_dir(common::repo_path("fuzz/regressions"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3, "regression inputs went missing");
+    for file in files {
+        let bytes = std::fs::read(&file).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        let Ok(scenario) = plansim::scenario::load_str(&text, "regression.yaml", "regression")
+        else {
+            continue;
+        };
+        for policy in Policy::ALL {
+            let output = common::run_checked(&scenario, policy, 0);
+            if policy == Policy::PlanAware {
+                assert_eq!(output.metrics.violations, 0, "{}", file.display());
+                assert_eq!(output.metrics.claim_failures, 0, "{}", file.display());
+            }
+        }
+    }
+}
