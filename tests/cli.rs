@@ -167,3 +167,36 @@ fn readme_example_is_real_output() {
     let output = common::plansim(&["run", "scenarios/csi-single-reader-count2.yaml"]);
     assert_eq!(text(&output.stdout).trim_end(), shown.trim_end());
 }
+
+/// `plansim run ... | head` must not panic when the reader goes away, and
+/// must still write its --out files.
+#[test]
+fn a_closed_stdout_is_not_a_crash() {
+    let out = common::temp_dir("pipe");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_plansim"))
+        .args([
+            "run",
+            "scenarios",
+            "--seeds",
+            "50",
+            "--out",
+            common::arg(&out),
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let runs: usize = common::scenario_files()
+        .iter()
+        .map(|f| plansim::scenario::load_file(f).unwrap().policies.len() * 50)
+        .sum();
+    assert_eq!(summary.lines().count(), 1 + runs);
+    std::fs::remove_dir_all(out).unwrap();
+}

@@ -61,8 +61,8 @@ fn diff(args: &DiffArgs) -> Result<bool, String> {
     let new = results::read(&args.new)?;
     let diff = compare(&old, &new, &options);
     match args.format {
-        Format::Text => print!("{}", render_text(&diff)),
-        Format::Markdown => print!("{}", render_markdown(&diff)),
+        Format::Text => super::out(&render_text(&diff)),
+        Format::Markdown => super::out(&render_markdown(&diff)),
     }
     Ok(diff.is_empty())
 }

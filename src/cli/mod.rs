@@ -65,6 +65,29 @@ pub fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Prints to stdout. A reader that went away (`plansim run ... | head`) is
+/// not our error: printing stops quietly, and the work (and any `--out`
+/// files) still completes.
+pub(crate) fn out(text: &str) {
+    use std::io::Write;
+    use std::sync::atomic::Ordering;
+    if STDOUT_GONE.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if let Err(err) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        STDOUT_GONE.store(true, Ordering::Relaxed);
+        if err.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("cannot write to stdout: {err}");
+        }
+    }
+}
+
 /// Parses a policy name for `--scheduler`.
 fn parse_policy(name: &str) -> Result<Policy, String> {
     Policy::from_name(name).ok_or_else(|| {

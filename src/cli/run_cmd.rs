@@ -111,7 +111,7 @@ pub fn run(args: RunArgs) -> u8 {
             }
         }
         if !args.quiet {
-            println!("{table}");
+            super::out(&format!("{table}\n"));
         }
         tables.push_str(&table);
         tables.push('\n');

@@ -314,7 +314,7 @@ fn finish(
             runs: &runs,
         };
         for line in sweep::headlines(experiment, &aggregate::paired(&table)) {
-            println!("{line}");
+            super::out(&format!("{line}\n"));
         }
         eprintln!("wrote {}", out.join("index.html").display());
     }

@@ -33,8 +33,8 @@ pub fn run(args: ValidateArgs) -> u8 {
                     .flat_map(|j| &j.groups)
                     .map(|g| u64::from(g.count))
                     .sum();
-                println!(
-                    "ok {}: {} ({} nodes, {} volumes, {} jobs, {} allocations, {} events)",
+                super::out(&format!(
+                    "ok {}: {} ({} nodes, {} volumes, {} jobs, {} allocations, {} events)\n",
                     file.display(),
                     scenario.name,
                     scenario.nodes.len(),
@@ -42,7 +42,7 @@ pub fn run(args: ValidateArgs) -> u8 {
                     scenario.jobs.len(),
                     allocations,
                     scenario.events.len()
-                );
+                ));
             }
             Err(err) => {
                 eprintln!("{err}");
