@@ -8,21 +8,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn corpus() -> Vec<PathBuf> {
-    yaml_files("tests/bad")
-}
-
-fn yaml_files(dir: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(common::repo_path(dir))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
-    files
+    common::yaml_files("tests/bad")
 }
 
 fn expected_path(file: &Path) -> PathBuf {
@@ -87,7 +75,7 @@ fn every_bad_file_gives_its_exact_message() {
 
 #[test]
 fn every_bad_experiment_gives_its_exact_message() {
-    let files = yaml_files("tests/bad/experiments");
+    let files = common::yaml_files("tests/bad/experiments");
     assert!(
         files.len() >= 15,
         "the experiment corpus shrank to {}",
@@ -99,17 +87,10 @@ fn every_bad_experiment_gives_its_exact_message() {
 #[test]
 fn bad_experiments_exit_2_from_the_binary_and_write_nothing() {
     let out = common::temp_dir("bad-experiments");
-    for file in yaml_files("tests/bad/experiments") {
+    for file in common::yaml_files("tests/bad/experiments") {
         let target = out.join(file.file_stem().unwrap());
         let output = common::plansim(&["sweep", common::arg(&file), "--out", common::arg(&target)]);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{}: {stderr}",
-            file.display()
-        );
-        assert!(!stderr.contains("panicked"), "{}: {stderr}", file.display());
+        common::assert_refused(&output, &file);
         assert!(
             !target.exists(),
             "{}: nothing is written for bad input",
@@ -122,19 +103,9 @@ fn bad_experiments_exit_2_from_the_binary_and_write_nothing() {
 #[test]
 fn the_binary_exits_2_without_a_panic() {
     for file in corpus() {
-        let output = Command::new(env!("CARGO_BIN_EXE_plansim"))
-            .arg("validate")
-            .arg(&file)
-            .output()
-            .unwrap();
+        let output = common::plansim(&["validate", common::arg(&file)]);
+        common::assert_refused(&output, &file);
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{}: {stderr}",
-            file.display()
-        );
-        assert!(!stderr.contains("panicked"), "{}: {stderr}", file.display());
         assert!(
             stderr.starts_with(&file.display().to_string()),
             "{}: {stderr}",

@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use plansim::model::metrics::Metric;
 
 /// The documented command, minus `--out`: keep in step with results/README.md and .ci/run.
@@ -142,12 +140,7 @@ fn diff_tolerance_and_markdown() {
 /// Every experiment's committed outputs are what `plansim sweep` produces.
 #[test]
 fn experiment_results_are_reproduced_byte_for_byte() {
-    let experiments: Vec<PathBuf> = std::fs::read_dir(common::repo_path("experiments"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
+    let experiments = common::yaml_files("experiments");
     assert!(
         experiments.len() >= 4,
         "the report grid and three capacity questions"

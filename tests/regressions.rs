@@ -9,12 +9,7 @@ use plansim::model::policy::Policy;
 
 #[test]
 fn every_regression_input_stays_fixed() {
-    let mut files: Vec<_> = std::fs::read_dir(common::repo_path("fuzz/regressions"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .collect();
-    files.sort();
+    let files = common::yaml_files("fuzz/regressions");
     assert!(files.len() >= 3, "regression inputs went missing");
     for file in files {
         let bytes = std::fs::read(&file).unwrap();

@@ -346,36 +346,33 @@ impl Simulation<'_> {
             self.after(controller, Event::ControllerDetach(id, volume));
             return;
         }
-        let claim = self.volumes[volume.index()]
-            .ledger
-            .get_mut(&id)
-            .expect("claim being released");
-        claim.state = ClaimState::NodeDetached;
-        let (mode, node, was_published) =
-            (claim.mode, claim.node, std::mem::take(&mut claim.published));
-        if was_published {
-            self.unpublish(volume, mode, node);
-        }
+        self.detach(id, volume, ClaimState::NodeDetached);
         self.after(controller, Event::ControllerDetach(id, volume));
     }
 
     /// The volume watcher detached the volume from the node's controller:
     /// a volume a down node never unpublished is unpublished now.
     pub(super) fn controller_detach(&mut self, id: AllocId, volume: VolumeId) {
+        self.detach(id, volume, ClaimState::ControllerDetached);
+        self.after(
+            self.scenario.cluster.claim_free_latency,
+            Event::ClaimFreed(id, volume),
+        );
+    }
+
+    /// Moves a claim being released to `state`, unpublishing the volume if
+    /// it is still published.
+    fn detach(&mut self, id: AllocId, volume: VolumeId, state: ClaimState) {
         let claim = self.volumes[volume.index()]
             .ledger
             .get_mut(&id)
             .expect("claim being released");
-        claim.state = ClaimState::ControllerDetached;
+        claim.state = state;
         let (mode, node, was_published) =
             (claim.mode, claim.node, std::mem::take(&mut claim.published));
         if was_published {
             self.unpublish(volume, mode, node);
         }
-        self.after(
-            self.scenario.cluster.claim_free_latency,
-            Event::ClaimFreed(id, volume),
-        );
     }
 
     /// The claim is gone: the volume may be claimed again.

@@ -11,16 +11,39 @@ pub fn repo_path(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
 }
 
-/// Every `*.yaml` directly under scenarios/, sorted.
-pub fn scenario_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(repo_path("scenarios"))
-        .expect("scenarios/ exists")
+/// Every `*.yaml` directly under `dir` (relative to the repository), sorted.
+pub fn yaml_files(dir: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo_path(dir))
+        .unwrap_or_else(|e| panic!("{dir}: {e}"))
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();
     files.sort();
     files
+}
+
+/// Every scenario directly under scenarios/, sorted.
+pub fn scenario_files() -> Vec<PathBuf> {
+    yaml_files("scenarios")
+}
+
+/// Asserts a command refused its input as the contract says: exit 2, no
+/// panic, and an error message.
+pub fn assert_refused(output: &std::process::Output, file: &Path) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "{}: {stderr}",
+        file.display()
+    );
+    assert!(!stderr.contains("panicked"), "{}: {stderr}", file.display());
+    assert!(
+        !stderr.trim().is_empty(),
+        "{}: no error message",
+        file.display()
+    );
 }
 
 pub fn load(yaml: &str) -> Scenario {
