@@ -92,12 +92,6 @@ pub struct ClaimCounts {
 }
 
 impl ClaimCounts {
-    pub fn of(mode: ClaimMode) -> Self {
-        let mut counts = ClaimCounts::default();
-        counts.add(mode);
-        counts
-    }
-
     pub fn add(&mut self, mode: ClaimMode) {
         match mode {
             ClaimMode::Read => self.readers += 1,
@@ -125,10 +119,6 @@ impl ClaimCounts {
 
     pub fn total(self) -> u32 {
         self.readers + self.writers
-    }
-
-    pub fn is_empty(self) -> bool {
-        self.total() == 0
     }
 }
 

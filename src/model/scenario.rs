@@ -146,15 +146,6 @@ pub enum JobKind {
     Batch,
 }
 
-impl JobKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            JobKind::Service => "service",
-            JobKind::Batch => "batch",
-        }
-    }
-}
-
 #[derive(Clone, Debug)]
 pub struct JobSpec {
     pub name: String,
@@ -222,12 +213,6 @@ pub enum VolumeSource {
     Shared(VolumeId),
     /// `per_alloc`: allocation N mounts the volume named `<base>[N]`.
     PerAlloc { base: String },
-}
-
-impl VolumeSource {
-    pub fn is_per_alloc(&self) -> bool {
-        matches!(self, VolumeSource::PerAlloc { .. })
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
