@@ -106,6 +106,11 @@ fn header_for(experiment: &Experiment, shard: Shard) -> Header {
 
 fn sweep_command(args: &SweepArgs) -> Result<(), String> {
     let experiment = spec::load(&args.experiment, None).map_err(|err| err.to_string())?;
+    if !args.quiet {
+        for warning in &experiment.warnings {
+            eprintln!("warning: {warning}");
+        }
+    }
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     let out = args
         .out

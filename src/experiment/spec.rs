@@ -13,8 +13,9 @@ use super::path::{self, Segment, render_value};
 use crate::model::metrics::Metric;
 use crate::model::policy::Policy;
 use crate::model::scenario::Scenario;
+use crate::scenario::LoadError;
+use crate::scenario::load::load_variant;
 use crate::scenario::load::{yaml_error, yaml_options};
-use crate::scenario::{LoadError, load_str};
 
 /// Most grid points and runs an experiment may ask for.
 pub const MAX_POINTS: usize = 100_000;
@@ -125,6 +126,8 @@ pub struct Experiment {
     pub policies: Vec<Policy>,
     pub vary: Vec<VaryKey>,
     pub points: Vec<GridPoint>,
+    /// Timeline events a variant left out (it lacks the node or job they name).
+    pub warnings: Vec<String>,
     /// Metrics charted against each varied parameter.
     pub charted: Vec<Metric>,
 }
@@ -257,6 +260,7 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
     let tree: Value = serde_saphyr::from_str_with_options(&scenario_text, yaml_options())
         .map_err(|err| yaml_error(&scenario_path.display().to_string(), &err))?;
     let mut points = Vec::with_capacity(point_count);
+    let mut warnings = Vec::new();
     for index in 0..point_count {
         let choice = grid_choice(index, &vary);
         let mut varied = tree.clone();
@@ -277,11 +281,14 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
                 )
             })?;
             let point_label = format!("{label} (vary {})", label_parts.join(", "));
-            load_str(&text, &point_label, &stem).map_err(|mut err| {
-                // Positions refer to the re-written text, not a file anyone has: drop them.
-                err.position = None;
-                err
-            })?
+            let (scenario, skipped) =
+                load_variant(&text, &point_label, &stem).map_err(|mut err| {
+                    // Positions refer to the re-written text, not a file anyone has: drop them.
+                    err.position = None;
+                    err
+                })?;
+            warnings.extend(skipped.into_iter().map(|w| format!("{point_label}: {w}")));
+            scenario
         };
         points.push(GridPoint { choice, scenario });
     }
@@ -302,6 +309,7 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
         policies,
         vary,
         points,
+        warnings,
         charted: match raw.metrics {
             Some(list) if list.is_empty() => {
                 return Err(error(&label, "metrics: list at least one metric"));

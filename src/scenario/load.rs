@@ -162,6 +162,26 @@ fn clean_yaml_message(message: &str) -> String {
 /// Parses and resolves scenario text. `file` labels errors; `default_name`
 /// names the scenario when it has no `name:`.
 pub fn load_str(text: &str, file: &str, default_name: &str) -> Result<Scenario, LoadError> {
+    load_text(text, file, default_name, DanglingEvents::Refuse).map(|(scenario, _)| scenario)
+}
+
+/// As [`load_str`], for an experiment's variant of a scenario: a timeline
+/// event that names a node or job the variant does not have is left out,
+/// and said so in the returned warnings, instead of refusing the variant.
+pub fn load_variant(
+    text: &str,
+    file: &str,
+    default_name: &str,
+) -> Result<(Scenario, Vec<String>), LoadError> {
+    load_text(text, file, default_name, DanglingEvents::Skip)
+}
+
+fn load_text(
+    text: &str,
+    file: &str,
+    default_name: &str,
+    dangling: DanglingEvents,
+) -> Result<(Scenario, Vec<String>), LoadError> {
     if text.trim().is_empty() {
         return Err(LoadError {
             file: file.to_string(),
@@ -171,11 +191,15 @@ pub fn load_str(text: &str, file: &str, default_name: &str) -> Result<Scenario, 
     }
     let raw: RawScenario = serde_saphyr::from_str_with_options(text, yaml_options())
         .map_err(|err| yaml_error(file, &err))?;
-    resolve_scenario(raw, default_name).map_err(|(location, message)| LoadError {
-        file: file.to_string(),
-        position: location.and_then(Position::from_location),
-        message,
-    })
+    let mut warnings = Vec::new();
+    let scenario = resolve_scenario(raw, default_name, dangling, &mut warnings).map_err(
+        |(location, message)| LoadError {
+            file: file.to_string(),
+            position: location.and_then(Position::from_location),
+            message,
+        },
+    )?;
+    Ok((scenario, warnings))
 }
 
 /// An error message with the place it belongs to, before the file is attached.
@@ -185,7 +209,12 @@ fn fail<T>(location: Location, message: impl Into<String>) -> Result<T, Fail> {
     Err((Some(location), message.into()))
 }
 
-fn resolve_scenario(raw: RawScenario, default_name: &str) -> Result<Scenario, Fail> {
+fn resolve_scenario(
+    raw: RawScenario,
+    default_name: &str,
+    dangling: DanglingEvents,
+    warnings: &mut Vec<String>,
+) -> Result<Scenario, Fail> {
     let name = raw.name.clone().unwrap_or_else(|| default_name.to_string());
     if name.trim().is_empty() {
         return Err((None, "name: must not be empty".to_string()));
@@ -233,7 +262,15 @@ fn resolve_scenario(raw: RawScenario, default_name: &str) -> Result<Scenario, Fa
         .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
         .collect();
     let jobs = resolve_jobs(&raw.jobs, &volume_by_name, horizon, &mut drivers)?;
-    let events = resolve_events(&raw.events, horizon, &nodes, &plugin_ids, &jobs)?;
+    let events = resolve_events(
+        &raw.events,
+        horizon,
+        &nodes,
+        &plugin_ids,
+        &jobs,
+        dangling,
+        warnings,
+    )?;
     check_allocation_budget(&jobs, &events)?;
     let expectations = resolve_expectations(raw.expect, &policies)?;
 
@@ -789,12 +826,36 @@ fn resolve_group(
     })
 }
 
+/// How a timeline reference that names no node or job is treated.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DanglingEvents {
+    /// An error, as for any bad reference (scenario files as written).
+    Refuse,
+    /// The event is left out with a warning (experiment variants: shrinking
+    /// a cluster can leave an event naming a node the variant lacks).
+    Skip,
+}
+
+enum EventError {
+    Invalid(Fail),
+    /// The event names a node or job (or plugin on a node) that does not exist.
+    Dangling(String),
+}
+
+impl From<Fail> for EventError {
+    fn from(fail: Fail) -> Self {
+        EventError::Invalid(fail)
+    }
+}
+
 fn resolve_events(
     raw: &[Spanned<RawEvent>],
     horizon: Millis,
     nodes: &[NodeSpec],
     plugin_ids: &BTreeMap<&str, PluginId>,
     jobs: &[JobSpec],
+    dangling: DanglingEvents,
+    warnings: &mut Vec<String>,
 ) -> Result<Vec<TimedEvent>, Fail> {
     if raw.len() > limits::MAX_EVENTS {
         return Err((
@@ -812,34 +873,63 @@ fn resolve_events(
         .enumerate()
         .map(|(i, j)| (j.name.as_str(), JobId::from_index(i)))
         .collect();
+    let context = EventContext {
+        horizon,
+        nodes,
+        plugin_ids,
+        jobs,
+        node_ids,
+        job_ids,
+    };
     let mut events = Vec::with_capacity(raw.len());
     for (index, entry) in raw.iter().enumerate() {
+        match context.resolve(index, entry) {
+            Ok(event) => events.push(event),
+            Err(EventError::Dangling(message)) if dangling == DanglingEvents::Skip => {
+                warnings.push(format!("{message}; the event is left out"));
+            }
+            Err(EventError::Dangling(message)) => return fail(entry.referenced, message),
+            Err(EventError::Invalid(failure)) => return Err(failure),
+        }
+    }
+    Ok(events)
+}
+
+struct EventContext<'a> {
+    horizon: Millis,
+    nodes: &'a [NodeSpec],
+    plugin_ids: &'a BTreeMap<&'a str, PluginId>,
+    jobs: &'a [JobSpec],
+    node_ids: BTreeMap<&'a str, NodeId>,
+    job_ids: BTreeMap<&'a str, JobId>,
+}
+
+impl EventContext<'_> {
+    fn resolve(&self, index: usize, entry: &Spanned<RawEvent>) -> Result<TimedEvent, EventError> {
         let at = entry.referenced;
         let event = &entry.value;
         let path = format!("events[{index}]");
-        if event.at.0 > horizon {
-            return fail(
-                at,
+        if event.at.0 > self.horizon {
+            return Err(EventError::Invalid((
+                Some(at),
                 format!(
-                    "{path}.at: {}s is beyond the horizon of {horizon}s; the event would never happen",
-                    event.at.0
+                    "{path}.at: {}s is beyond the horizon of {}s; the event would never happen",
+                    event.at.0, self.horizon
                 ),
-            );
+            )));
         }
         let node = |name: &str, field: &str| {
-            node_ids.get(name).copied().ok_or_else(|| {
-                (
-                    Some(at),
-                    format!("{path}.{field}: no node with id \"{name}\" under nodes"),
-                )
+            self.node_ids.get(name).copied().ok_or_else(|| {
+                EventError::Dangling(format!(
+                    "{path}.{field}: no node with id \"{name}\" under nodes"
+                ))
             })
         };
         let job = |name: &str, field: &str| {
-            job_ids.get(name).copied().ok_or_else(|| {
-                (
-                    Some(at),
-                    format!("{path}.{field}: no job with id \"{name}\" under jobs"),
-                )
+            self.job_ids.get(name).copied().ok_or_else(|| {
+                EventError::Dangling(format!(
+                    "{path}.{field}: no job with id \"{name}\" under jobs"
+                ))
             })
         };
         let mut actions = Vec::new();
@@ -854,18 +944,18 @@ fn resolve_events(
         }
         if let Some(scale) = &event.scale {
             let job_id = job(&scale.job, "scale.job")?;
-            let Some(group) = jobs[job_id.index()]
+            let Some(group) = self.jobs[job_id.index()]
                 .groups
                 .iter()
                 .position(|g| g.name == scale.group)
             else {
-                return fail(
-                    at,
+                return Err(EventError::Invalid((
+                    Some(at),
                     format!(
                         "{path}.scale.group: job \"{}\" has no group \"{}\"",
                         scale.job, scale.group
                     ),
-                );
+                )));
             };
             check_allocation_count(scale.count.0, &format!("{path}.scale.count"), at)?;
             actions.push(TimelineAction::Scale {
@@ -875,28 +965,25 @@ fn resolve_events(
             });
         }
         if let Some(health) = &event.plugin_health {
-            let Some(&plugin) = plugin_ids.get(health.plugin.as_str()) else {
-                return fail(
-                    at,
+            let Some(&plugin) = self.plugin_ids.get(health.plugin.as_str()) else {
+                return Err(EventError::Invalid((
+                    Some(at),
                     format!(
                         "{path}.plugin_health.plugin: no plugin with id \"{}\" under plugins",
                         health.plugin
                     ),
-                );
+                )));
             };
             let node_id = node(&health.node, "plugin_health.node")?;
-            if !nodes[node_id.index()]
+            if !self.nodes[node_id.index()]
                 .csi_plugins
                 .iter()
                 .any(|p| p.plugin == plugin)
             {
-                return fail(
-                    at,
-                    format!(
-                        "{path}.plugin_health: node \"{}\" does not run plugin \"{}\"",
-                        health.node, health.plugin
-                    ),
-                );
+                return Err(EventError::Dangling(format!(
+                    "{path}.plugin_health: node \"{}\" does not run plugin \"{}\"",
+                    health.node, health.plugin
+                )));
             }
             actions.push(TimelineAction::PluginHealth {
                 plugin,
@@ -910,29 +997,25 @@ fn resolve_events(
         let action = match actions.len() {
             1 => actions.pop().expect("one action"),
             0 => {
-                return fail(
-                    at,
+                return Err(EventError::Invalid((
+                    Some(at),
                     format!(
                         "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job"
                     ),
-                );
+                )));
             }
-            _ => {
-                return fail(
-                    at,
-                    format!(
-                        "{path}: give exactly one action per event, found {}",
-                        actions.len()
-                    ),
-                );
+            n => {
+                return Err(EventError::Invalid((
+                    Some(at),
+                    format!("{path}: give exactly one action per event, found {n}"),
+                )));
             }
         };
-        events.push(TimedEvent {
+        Ok(TimedEvent {
             at: event.at.0,
             action,
-        });
+        })
     }
-    Ok(events)
 }
 
 /// Refuses a single count above MAX_ALLOCATIONS.
