@@ -157,6 +157,12 @@ pub struct JobSpec {
     pub groups: Vec<GroupSpec>,
 }
 
+impl JobSpec {
+    pub fn is_batch(&self) -> bool {
+        self.kind == JobKind::Batch
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ConstraintTarget {
     /// A node attribute (`rack`, or Nomad's `${attr.rack}`).

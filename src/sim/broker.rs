@@ -84,8 +84,7 @@ impl Simulation<'_> {
         let state = &mut self.jobs[job.index()];
         state.eval_in_flight = false;
         if !fully_applied {
-            let batch =
-                self.scenario.jobs[job.index()].kind == crate::model::scenario::JobKind::Batch;
+            let batch = self.scenario.jobs[job.index()].is_batch();
             let limit = if batch {
                 MAX_BATCH_ATTEMPTS
             } else {

@@ -6,7 +6,7 @@ use super::state::{AllocState, Claim, ClaimState, NodeStatus, count_down, count_
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::access::{ClaimMode, Refusal, admit, permits};
-use crate::model::ids::{AllocId, NodeId, VolumeId};
+use crate::model::ids::{AllocId, JobId, NodeId, VolumeId};
 use crate::model::time::Millis;
 
 /// Nomad 1.3+ clients retry a refused claim: 1s, doubling, at most 1m apart.
@@ -82,7 +82,7 @@ impl Simulation<'_> {
         &self,
         volume: VolumeId,
         mode: ClaimMode,
-        job: crate::model::ids::JobId,
+        job: JobId,
     ) -> Result<(), &'static str> {
         let state = &self.volumes[volume.index()];
         let access_mode = self.scenario.volumes[volume.index()].access_mode;

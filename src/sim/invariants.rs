@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::Simulation;
 use super::state::AllocState;
 use crate::model::access::{ClaimCounts, ClaimMode, permits};
-use crate::model::ids::VolumeId;
+use crate::model::ids::{AllocId, VolumeId};
 
 impl Simulation<'_> {
     pub(super) fn check_invariants(&self) {
@@ -17,7 +17,7 @@ impl Simulation<'_> {
             running[j] = vec![0u32; job.counts.len()];
         }
         for (index, alloc) in self.allocs.iter().enumerate() {
-            let id = crate::model::ids::AllocId::from_index(index);
+            let id = AllocId::from_index(index);
             let on_node = self.nodes[alloc.node.index()].allocs.contains(&id);
             assert_eq!(
                 on_node,

@@ -17,7 +17,9 @@ pub mod trace;
 
 use crate::engine::queue::EventQueue;
 use crate::engine::rng::{SimRng, Stream};
-use crate::model::ids::{AllocId, JobId, NodeId, VolumeId};
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::metrics::Metrics;
 use crate::model::policy::Policy;
 use crate::model::scenario::Scenario;
@@ -118,9 +120,8 @@ struct Simulation<'s> {
     unsatisfied_groups: usize,
     /// Jobs whose last evaluation could not place everything (Nomad's blocked
     /// evaluations): re-evaluated when capacity or a volume frees up.
-    blocked: std::collections::BTreeSet<JobId>,
-    placement_failures:
-        std::collections::BTreeMap<crate::model::ids::GroupRef, feasibility::PlacementFailure>,
+    blocked: BTreeSet<JobId>,
+    placement_failures: BTreeMap<GroupRef, feasibility::PlacementFailure>,
     stopped_early: Option<String>,
 }
 
@@ -298,9 +299,8 @@ impl<'s> Simulation<'s> {
 
     /// Re-derives whether a group is fully placed and keeps the count of
     /// unsatisfied groups in step.
-    fn refresh_group(&mut self, group: crate::model::ids::GroupRef) {
-        let batch =
-            self.scenario.jobs[group.job.index()].kind == crate::model::scenario::JobKind::Batch;
+    fn refresh_group(&mut self, group: GroupRef) {
+        let batch = self.scenario.jobs[group.job.index()].is_batch();
         let job = &mut self.jobs[group.job.index()];
         let g = group.group_index();
         let satisfied = job.status != JobStatus::Registered || {
@@ -319,7 +319,7 @@ impl<'s> Simulation<'s> {
 
     fn refresh_job(&mut self, job: JobId) {
         for g in 0..self.jobs[job.index()].counts.len() {
-            self.refresh_group(crate::model::ids::GroupRef::new(job, g));
+            self.refresh_group(GroupRef::new(job, g));
         }
     }
 

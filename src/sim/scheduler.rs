@@ -3,7 +3,7 @@
 //! and picks a node for each placement, one at a time, against a snapshot
 //! of the cluster plus what the plan being built already proposes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::feasibility::{
     FilterReason, PlacementFailure, constraint_holds, naive_claim_check, plan_aware_claim_check,
@@ -16,7 +16,7 @@ use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::access::{ClaimCounts, ClaimMode};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
-use crate::model::scenario::{JobKind, SchedulerAlgorithm, VolumeSource};
+use crate::model::scenario::{SchedulerAlgorithm, VolumeSource};
 
 /// What a worker hands to the plan applier.
 #[derive(Clone, Debug)]
@@ -65,7 +65,7 @@ struct PlanContext {
     resources: Vec<(u64, u64)>,
     group_on_node: BTreeMap<(NodeId, GroupRef), u32>,
     claims: BTreeMap<VolumeId, ClaimCounts>,
-    node_volumes: BTreeMap<NodeId, std::collections::BTreeSet<VolumeId>>,
+    node_volumes: BTreeMap<NodeId, BTreeSet<VolumeId>>,
 }
 
 /// A volume request with its source resolved for one allocation index.
@@ -226,7 +226,7 @@ impl Simulation<'_> {
                         }
                     }
                     // A finished batch allocation is done.
-                    AllocState::Complete if spec.kind == JobKind::Batch => {}
+                    AllocState::Complete if spec.is_batch() => {}
                     // A service should run until stopped: one that exits is
                     // replaced, like a lost or stopped allocation.
                     AllocState::Complete | AllocState::Lost | AllocState::Stopped => {
@@ -332,7 +332,7 @@ impl Simulation<'_> {
         if total == 0 {
             return Err(BTreeMap::from([(FilterReason::NoNodes, 0)]));
         }
-        let batch = self.scenario.jobs[group.job.index()].kind == JobKind::Batch;
+        let batch = self.scenario.jobs[group.job.index()].is_batch();
         let limit = rank::score_limit(total, batch);
         let mut filtered: BTreeMap<FilterReason, u32> = BTreeMap::new();
         let mut taken: Vec<(NodeId, f64)> = Vec::with_capacity(limit);
@@ -504,7 +504,7 @@ impl Simulation<'_> {
         if !self.policy.plan_aware_claims() {
             return state.claimed_volumes.keys().filter(of_plugin).count() < max_volumes;
         }
-        let mut attached: std::collections::BTreeSet<&VolumeId> =
+        let mut attached: BTreeSet<&VolumeId> =
             state.claimed_volumes.keys().filter(of_plugin).collect();
         attached.extend(state.alloc_volumes.keys().filter(of_plugin));
         if let Some(planned) = ctx.node_volumes.get(&node) {

@@ -2,10 +2,10 @@
 //! allocations. Plain data with small helpers; the rules live in the modules
 //! that change it (scheduler, applier, client).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::access::{ClaimCounts, ClaimMode};
-use crate::model::ids::{AllocId, GroupRef, NodeId, VolumeId};
+use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::time::Millis;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub struct NodeState {
     /// Live allocations on this node, per task group (for anti-affinity).
     pub group_allocs: BTreeMap<GroupRef, u32>,
     /// Live allocations on this node.
-    pub allocs: std::collections::BTreeSet<AllocId>,
+    pub allocs: BTreeSet<AllocId>,
     /// Server claims held on this node, per volume (Nomad's CSIVolumesByNodeID,
     /// which `max_volumes` is checked against).
     pub claimed_volumes: BTreeMap<VolumeId, u32>,
@@ -78,7 +78,7 @@ pub enum ClaimState {
 pub struct Claim {
     pub mode: ClaimMode,
     pub node: NodeId,
-    pub job: crate::model::ids::JobId,
+    pub job: JobId,
     pub state: ClaimState,
     /// The plugin published the volume for this claim and it is not yet unpublished.
     pub published: bool,
@@ -91,7 +91,7 @@ pub struct VolumeState {
     pub ledger_counts: ClaimCounts,
     /// Writer claims in the ledger, per job (Nomad's checks skip the
     /// requesting job's own writers).
-    pub writers_by_job: BTreeMap<crate::model::ids::JobId, u32>,
+    pub writers_by_job: BTreeMap<JobId, u32>,
     /// Live allocations that mount the volume but have not claimed it yet.
     /// Only the plan-aware scheduler looks at these.
     pub reserved: BTreeMap<AllocId, ClaimMode>,
@@ -109,7 +109,7 @@ impl VolumeState {
     }
 
     /// Whether a job other than `job` holds a writer claim.
-    pub fn other_job_writes(&self, job: crate::model::ids::JobId) -> bool {
+    pub fn other_job_writes(&self, job: JobId) -> bool {
         self.ledger_counts.writers > self.writers_by_job.get(&job).copied().unwrap_or(0)
     }
 }
