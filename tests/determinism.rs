@@ -63,3 +63,20 @@ fn the_seed_changes_node_choice() {
     let distinct: std::collections::BTreeSet<_> = (0..10).map(placements).collect();
     assert!(distinct.len() > 1, "ten seeds all placed identically");
 }
+
+/// The trace has exactly one row per simulation event: `events` counts them.
+#[test]
+fn the_trace_has_one_row_per_event() {
+    for file in common::scenario_files() {
+        let scenario = load_file(&file).unwrap();
+        for &policy in &scenario.policies {
+            let output = common::run_checked(&scenario, policy, scenario.seed);
+            assert_eq!(
+                output.trace.unwrap().len() as u64,
+                output.metrics.events,
+                "{} {policy}",
+                scenario.name
+            );
+        }
+    }
+}

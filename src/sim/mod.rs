@@ -123,6 +123,8 @@ struct Simulation<'s> {
     blocked: BTreeSet<JobId>,
     placement_failures: BTreeMap<GroupRef, feasibility::PlacementFailure>,
     stopped_early: Option<String>,
+    /// Queue entries handled, for the MAX_RUN_EVENTS cap.
+    steps: u64,
 }
 
 impl<'s> Simulation<'s> {
@@ -190,6 +192,7 @@ impl<'s> Simulation<'s> {
             blocked: Default::default(),
             placement_failures: Default::default(),
             stopped_early: None,
+            steps: 0,
         }
     }
 
@@ -214,16 +217,16 @@ impl<'s> Simulation<'s> {
     fn run(&mut self) {
         let horizon = self.scenario.horizon;
         while let Some((_, event)) = self.queue.pop_until(horizon) {
-            if self.metrics.events >= self.options.max_events {
+            if self.steps >= self.options.max_events {
                 self.stopped_early = Some(format!(
                     "stopped after {} events at {}s of {}s (MAX_RUN_EVENTS): the scenario may loop",
-                    self.metrics.events,
+                    self.steps,
                     self.now(),
                     horizon
                 ));
                 return;
             }
-            self.metrics.events += 1;
+            self.steps += 1;
             self.handle(event);
             self.note_full_placement();
             if self.options.check_invariants {
@@ -248,7 +251,12 @@ impl<'s> Simulation<'s> {
         }
     }
 
+    /// Counts a simulation event (the `events` metric) and, when tracing,
+    /// logs it: the trace has exactly one row per event counted. Queue
+    /// entries that change nothing observable (an image pulled, a detach
+    /// step) are mechanics, not events.
     fn record(&mut self, record: impl FnOnce(Millis) -> TraceRecord) {
+        self.metrics.events += 1;
         if let Some(trace) = &mut self.trace {
             trace.push(record(self.queue.now()));
         }
