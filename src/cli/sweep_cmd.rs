@@ -232,6 +232,8 @@ fn run_all(
                             .append(index, &metrics)
                             .map_err(|err| format!("cannot write the journal: {err}"))?;
                         finished.insert(index, metrics);
+                        // Counted here, on one thread: workers never contend for the bar.
+                        progress.inc(1);
                     }
                     // Not journaled: the run did not finish. Report the first.
                     Err(why) => {
@@ -268,7 +270,6 @@ fn run_all(
                 };
                 // A closed channel means the journal failed; its error is reported below.
                 let _ = sender.send((index, result));
-                progress.inc(1);
             });
         });
         journal
