@@ -29,8 +29,8 @@ pub struct RunArgs {
     /// Write DIR/summary.csv and DIR/comparison.md (and traces with --trace).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Also write one event log per run beside summary.csv.
-    #[arg(long, requires = "out")]
+    /// Also write one event log per run beside summary.csv (needs --out).
+    #[arg(long)]
     trace: bool,
     /// Print only failed expectations and errors.
     #[arg(long)]
@@ -60,6 +60,9 @@ pub fn run(args: RunArgs) -> u8 {
         eprintln!("{}: cannot create output directory: {err}", out.display());
         return EXIT_BAD_INPUT;
     }
+    if args.trace && args.out.is_none() {
+        eprintln!("warning: --trace writes its event logs beside summary.csv; add --out DIR to keep them");
+    }
     let plan = RunPlan {
         policies: (!args.schedulers.is_empty()).then(|| args.schedulers.clone()),
         seeds: args
@@ -67,7 +70,7 @@ pub fn run(args: RunArgs) -> u8 {
             .clone()
             .map(|s| s.0)
             .or(args.seed.map(|seed| vec![seed])),
-        trace: args.trace,
+        trace: args.trace && args.out.is_some(),
     };
 
     let mut rows: Vec<SummaryRow> = Vec::new();
