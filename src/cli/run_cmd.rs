@@ -61,7 +61,9 @@ pub fn run(args: RunArgs) -> u8 {
         return EXIT_BAD_INPUT;
     }
     if args.trace && args.out.is_none() {
-        eprintln!("warning: --trace writes its event logs beside summary.csv; add --out DIR to keep them");
+        eprintln!(
+            "warning: --trace writes its event logs beside summary.csv; add --out DIR to keep them"
+        );
     }
     let plan = RunPlan {
         policies: (!args.schedulers.is_empty()).then(|| args.schedulers.clone()),

@@ -6,8 +6,18 @@ use super::state::{AllocState, Claim, ClaimState, NodeStatus, count_down, count_
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::access::{ClaimMode, Refusal, admit, permits};
-use crate::model::ids::{AllocId, JobId, NodeId, VolumeId};
+use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::time::Millis;
+
+/// Where an allocation is in claiming and publishing its volumes.
+#[derive(Clone, Copy)]
+struct VolumeStep {
+    volume: VolumeId,
+    mode: ClaimMode,
+    group: GroupRef,
+    index: u32,
+    node: NodeId,
+}
 
 /// Nomad 1.3+ clients retry a refused claim: 1s, doubling, at most 1m apart.
 const CLAIM_RETRY_FIRST: Millis = Millis::from_secs(1);
@@ -38,25 +48,50 @@ impl Simulation<'_> {
         alloc.claim_deadline = deadline;
     }
 
+    /// The volume an allocation is claiming or publishing, if it is still in
+    /// `phase` (an event for a phase the allocation has left is stale).
+    fn volume_step(&self, id: AllocId, phase: AllocState) -> Option<VolumeStep> {
+        let alloc = &self.allocs[id.index()];
+        (alloc.state == phase).then(|| {
+            let (volume, mode) = alloc.volumes[alloc.next_volume];
+            VolumeStep {
+                volume,
+                mode,
+                group: alloc.group,
+                index: alloc.index,
+                node: alloc.node,
+            }
+        })
+    }
+
+    /// A claim refused, by the server or by the plugin.
+    fn claim_refused(&mut self, step: &VolumeStep, detail: &str) {
+        self.metrics.claim_failures += 1;
+        let step = *step;
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::ClaimRejected)
+                .alloc(step.group, step.index)
+                .node(step.node)
+                .volume(step.volume)
+                .detail(detail)
+        });
+    }
+
     /// The client asks the server to claim its next volume.
     pub(super) fn claim_attempt(&mut self, id: AllocId) {
-        let alloc = &self.allocs[id.index()];
-        if alloc.state != AllocState::Claiming {
+        let Some(step) = self.volume_step(id, AllocState::Claiming) else {
             return;
-        }
-        let (volume, mode) = alloc.volumes[alloc.next_volume];
-        let (group, index, node) = (alloc.group, alloc.index, alloc.node);
+        };
+        let VolumeStep {
+            volume,
+            mode,
+            group,
+            ..
+        } = step;
         match self.server_claim_check(volume, mode, group.job) {
             Ok(()) => self.grant_claim(id, volume, mode),
             Err(reason) => {
-                self.metrics.claim_failures += 1;
-                self.record(|t| {
-                    TraceRecord::new(t, TraceKind::ClaimRejected)
-                        .alloc(group, index)
-                        .node(node)
-                        .volume(volume)
-                        .detail(reason)
-                });
+                self.claim_refused(&step, reason);
                 let volume_name = &self.scenario.volumes[volume.index()].name;
                 let failure = format!("could not claim volume {volume_name}: {reason}");
                 if !self.policy.exact_server_check() {
@@ -137,12 +172,16 @@ impl Simulation<'_> {
     /// The node plugin finished publishing: an enforcing plugin refuses a
     /// publish that breaks the access mode; a toy plugin grants it.
     pub(super) fn publish_done(&mut self, id: AllocId) {
-        let alloc = &self.allocs[id.index()];
-        if alloc.state != AllocState::Publishing {
+        let Some(step) = self.volume_step(id, AllocState::Publishing) else {
             return;
-        }
-        let (volume, mode) = alloc.volumes[alloc.next_volume];
-        let (group, index, node) = (alloc.group, alloc.index, alloc.node);
+        };
+        let VolumeStep {
+            volume,
+            mode,
+            group,
+            index,
+            node,
+        } = step;
         let volume_spec = &self.scenario.volumes[volume.index()];
         let plugin = &self.scenario.plugins[volume_spec.plugin.index()];
         let state = &self.volumes[volume.index()];
@@ -169,14 +208,7 @@ impl Simulation<'_> {
                 None
             };
             if let Some(detail) = refusal {
-                self.metrics.claim_failures += 1;
-                self.record(|t| {
-                    TraceRecord::new(t, TraceKind::ClaimRejected)
-                        .alloc(group, index)
-                        .node(node)
-                        .volume(volume)
-                        .detail(detail.clone())
-                });
+                self.claim_refused(&step, &detail);
                 self.finish_alloc(id, AllocState::Failed, &detail);
                 return;
             }
