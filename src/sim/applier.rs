@@ -4,7 +4,7 @@
 //! nodes that still fit, rejecting the rest. Under plan-aware it re-checks
 //! volume claims too, so concurrent workers cannot double-claim.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use super::feasibility::{FilterReason, plan_aware_claim_check};
 use super::scheduler::{Placement, Plan};
@@ -104,18 +104,14 @@ impl Simulation<'_> {
     fn attach_limits_hold(&self, node: NodeId, placements: &[Placement]) -> Result<(), String> {
         let state = &self.nodes[node.index()];
         let spec = &self.scenario.nodes[node.index()];
-        let mut attached: BTreeSet<VolumeId> = state.claimed_volumes.keys().copied().collect();
-        attached.extend(state.alloc_volumes.keys().copied());
+        let mut attached = state.held_or_promised_volumes();
         attached.extend(
             placements
                 .iter()
                 .flat_map(|p| p.volumes.iter().map(|&(v, _)| v)),
         );
         for plugin in spec.csi_plugins.iter().filter(|p| p.max_volumes > 0) {
-            let count = attached
-                .iter()
-                .filter(|v| self.scenario.volumes[v.index()].plugin == plugin.plugin)
-                .count();
+            let count = self.count_of_plugin(attached.iter(), plugin.plugin);
             if count > plugin.max_volumes as usize {
                 return Err(FilterReason::CsiPluginMaxVolumes {
                     plugin: plugin.plugin,

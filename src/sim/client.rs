@@ -260,10 +260,7 @@ impl Simulation<'_> {
         if spec.max_volumes == 0 || published.contains_key(&volume) {
             return None;
         }
-        let attached = published
-            .keys()
-            .filter(|v| self.scenario.volumes[v.index()].plugin == plugin)
-            .count();
+        let attached = self.count_of_plugin(published.keys(), plugin);
         (attached >= spec.max_volumes as usize).then_some(attached)
     }
 

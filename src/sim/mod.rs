@@ -19,7 +19,7 @@ use crate::engine::queue::EventQueue;
 use crate::engine::rng::{SimRng, Stream};
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
+use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, PluginId, VolumeId};
 use crate::model::metrics::Metrics;
 use crate::model::policy::Policy;
 use crate::model::scenario::Scenario;
@@ -336,6 +336,17 @@ impl<'s> Simulation<'s> {
         for job in std::mem::take(&mut self.blocked) {
             self.enqueue_eval(job);
         }
+    }
+
+    /// How many of `volumes` belong to `plugin` (`max_volumes` is per plugin).
+    fn count_of_plugin<'v>(
+        &self,
+        volumes: impl Iterator<Item = &'v VolumeId>,
+        plugin: PluginId,
+    ) -> usize {
+        volumes
+            .filter(|v| self.scenario.volumes[v.index()].plugin == plugin)
+            .count()
     }
 
     fn node_name(&self, node: NodeId) -> &str {

@@ -500,27 +500,17 @@ impl Simulation<'_> {
     ) -> bool {
         let plugin = self.scenario.volumes[volume.index()].plugin;
         let state = &self.nodes[node.index()];
-        let of_plugin = |v: &&VolumeId| self.scenario.volumes[v.index()].plugin == plugin;
         if !self.policy.plan_aware_claims() {
-            return state.claimed_volumes.keys().filter(of_plugin).count() < max_volumes;
+            return self.count_of_plugin(state.claimed_volumes.keys(), plugin) < max_volumes;
         }
-        let mut attached: BTreeSet<&VolumeId> =
-            state.claimed_volumes.keys().filter(of_plugin).collect();
-        attached.extend(state.alloc_volumes.keys().filter(of_plugin));
-        if let Some(planned) = ctx.node_volumes.get(&node) {
-            attached.extend(planned.iter().filter(of_plugin));
-        }
-        attached.extend(
-            earlier
-                .iter()
-                .filter_map(|v| match v {
-                    ResolvedVolume::Found(id, _) => Some(id),
-                    ResolvedVolume::Missing(_) => None,
-                })
-                .filter(of_plugin),
-        );
-        attached.insert(&volume);
-        attached.len() <= max_volumes
+        let mut attached = state.held_or_promised_volumes();
+        attached.extend(ctx.node_volumes.get(&node).into_iter().flatten().copied());
+        attached.extend(earlier.iter().filter_map(|v| match v {
+            ResolvedVolume::Found(id, _) => Some(*id),
+            ResolvedVolume::Missing(_) => None,
+        }));
+        attached.insert(volume);
+        self.count_of_plugin(attached.iter(), plugin) <= max_volumes
     }
 
     fn propose(

@@ -59,6 +59,16 @@ impl NodeState {
     pub fn schedulable(&self) -> bool {
         self.status == NodeStatus::Ready && self.eligible
     }
+
+    /// Volumes claimed here or mounted by a live allocation here: what the
+    /// plan-aware scheduler and applier count against `max_volumes`.
+    pub fn held_or_promised_volumes(&self) -> BTreeSet<VolumeId> {
+        self.claimed_volumes
+            .keys()
+            .chain(self.alloc_volumes.keys())
+            .copied()
+            .collect()
+    }
 }
 
 /// Where a server-side claim is in its lifecycle. A claim counts for every
