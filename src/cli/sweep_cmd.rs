@@ -11,7 +11,6 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
 use super::{EXIT_BAD_INPUT, EXIT_OK};
-use crate::experiment::aggregate;
 use crate::experiment::grid::{Shard, coord};
 use crate::experiment::spec::{self, Experiment};
 use crate::model::metrics::Metrics;
@@ -311,15 +310,12 @@ fn finish(
     )?;
     std::fs::create_dir_all(out.join("plots"))
         .map_err(|err| format!("{}: cannot create: {err}", out.display()))?;
-    for (name, bytes) in sweep::render_all(experiment, &runs)? {
-        write_file(&out.join(name), &bytes)?;
+    let outputs = sweep::render_all(experiment, &runs)?;
+    for (name, bytes) in &outputs.files {
+        write_file(&out.join(name), bytes)?;
     }
     if !quiet {
-        let table = aggregate::RunTable {
-            experiment,
-            runs: &runs,
-        };
-        for line in sweep::headlines(experiment, &aggregate::paired(&table)) {
+        for line in &outputs.headlines {
             super::out(&format!("{line}\n"));
         }
         eprintln!("wrote {}", out.join("index.html").display());

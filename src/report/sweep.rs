@@ -13,11 +13,16 @@ use crate::experiment::stats::{Summary, fmt3};
 use crate::model::metrics::{Metric, Metrics};
 use crate::report::summary::{self, SummaryRow};
 
-/// Every output file of a sweep: (path relative to the output directory, bytes).
-pub fn render_all(
-    experiment: &Experiment,
-    runs: &[Metrics],
-) -> Result<Vec<(String, Vec<u8>)>, String> {
+/// A finished sweep's outputs.
+pub struct SweepOutputs {
+    /// Every file: (path relative to the output directory, bytes).
+    pub files: Vec<(String, Vec<u8>)>,
+    /// The paired-difference lines printed at the end (also in index.html).
+    pub headlines: Vec<String>,
+}
+
+/// Renders every output of a sweep from its runs (in run order).
+pub fn render_all(experiment: &Experiment, runs: &[Metrics]) -> Result<SweepOutputs, String> {
     let table = RunTable { experiment, runs };
     let aggregates = aggregate::aggregate(&table);
     let paired = aggregate::paired(&table);
@@ -56,11 +61,12 @@ pub fn render_all(
             files.push((name, svg.into_bytes()));
         }
     }
+    let headlines = headlines(experiment, &paired);
     files.push((
         "index.html".to_string(),
-        index_html(experiment, &aggregates, &paired, &charts).into_bytes(),
+        index_html(experiment, &aggregates, &headlines, &charts).into_bytes(),
     ));
-    Ok(files)
+    Ok(SweepOutputs { files, headlines })
 }
 
 /// `jobs[example].groups[cache].count` -> `jobs-example-groups-cache-count`.
@@ -257,7 +263,7 @@ fn escape(text: &str) -> String {
 fn index_html(
     experiment: &Experiment,
     rows: &[aggregate::AggregateRow],
-    paired: &[PairedRow],
+    headlines: &[String],
     charts: &[(String, String)],
 ) -> String {
     let mut html = String::new();
@@ -283,10 +289,9 @@ fn index_html(
         policies.join(", "),
         experiment.seeds.len()
     );
-    let lines = headlines(experiment, paired);
-    if !lines.is_empty() {
+    if !headlines.is_empty() {
         html.push_str("<h2>Paired differences</h2>\n<ul>\n");
-        for line in lines {
+        for line in headlines {
             let _ = writeln!(html, "<li>{}</li>", escape(&line));
         }
         html.push_str("</ul>\n");
