@@ -292,7 +292,7 @@ fn index_html(
     if !headlines.is_empty() {
         html.push_str("<h2>Paired differences</h2>\n<ul>\n");
         for line in headlines {
-            let _ = writeln!(html, "<li>{}</li>", escape(&line));
+            let _ = writeln!(html, "<li>{}</li>", escape(line));
         }
         html.push_str("</ul>\n");
     }
