@@ -143,11 +143,8 @@ impl Simulation<'_> {
             }
             _ => (Vec::new(), Vec::new()),
         };
-        if let Some(previous) = placement.previous {
-            self.allocs[previous.index()].replaced = true;
-            if placement.reschedule {
-                self.metrics.reschedules += 1;
-            }
+        if placement.reschedule {
+            self.metrics.reschedules += 1;
         }
         let node = &mut self.nodes[placement.node.index()];
         node.used_cpu += group_spec.cpu;
@@ -191,7 +188,6 @@ impl Simulation<'_> {
             failed_at: Millis::ZERO,
             reschedule_history: history,
             penalty_nodes,
-            replaced: false,
             followup_scheduled: false,
             migrate: false,
         });

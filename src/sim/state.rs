@@ -181,8 +181,6 @@ pub struct Alloc {
     pub reschedule_history: Vec<(Millis, Millis)>,
     /// Nodes this allocation's predecessors failed on (reschedule penalty).
     pub penalty_nodes: Vec<NodeId>,
-    /// A replacement has been placed for this (failed) allocation.
-    pub replaced: bool,
     /// A delayed evaluation is already scheduled to reschedule this allocation.
     pub followup_scheduled: bool,
     /// The node is draining: the scheduler must move this allocation.
