@@ -78,7 +78,7 @@ pub fn simulate(scenario: &Scenario, options: RunOptions) -> RunOutput {
 }
 
 /// Queue entries between two calls of a progress observer.
-pub const PROGRESS_EVERY: u64 = 1 << 16;
+pub const PROGRESS_EVERY: u64 = 1 << 14;
 
 /// As [`simulate`], calling `progress(simulated time, queue entries so far)`
 /// every [`PROGRESS_EVERY`] entries, for a progress display. The observer
