@@ -15,7 +15,7 @@ use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::model::policy::Policy;
 
-/// Exit codes of the contract.
+/// Exit codes, as `--help` and README list them.
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_EXPECT_FAILED: u8 = 1;
 pub const EXIT_BAD_INPUT: u8 = 2;
