@@ -226,7 +226,12 @@ fn short_flags_work_like_long_ones() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert!(output.stdout.is_empty(), "-q prints nothing on success");
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    assert!(summary.lines().skip(1).all(|row| row.split(',').nth(2) == Some("5")));
+    assert!(
+        summary
+            .lines()
+            .skip(1)
+            .all(|row| row.split(',').nth(2) == Some("5"))
+    );
     let version = common::plansim(&["-V"]);
     assert_eq!(version.status.code(), Some(0));
     assert_eq!(
@@ -253,7 +258,15 @@ fn help_shows_exit_codes_and_an_example() {
     let top = text(&top.stdout);
     assert!(top.contains("Exit codes:"), "{top}");
     assert!(top.contains("docs/scenario-format.md"), "{top}");
-    for command in ["run", "validate", "diff", "sweep", "merge", "completions", "man"] {
+    for command in [
+        "run",
+        "validate",
+        "diff",
+        "sweep",
+        "merge",
+        "completions",
+        "man",
+    ] {
         let output = common::plansim(&[command, "--help"]);
         assert_eq!(output.status.code(), Some(0), "{command}");
         let help = text(&output.stdout);
@@ -282,13 +295,18 @@ fn completions_and_man_page() {
     let zsh = text(&common::plansim(&["completions", "zsh"]).stdout);
     assert!(zsh.starts_with("#compdef plansim"));
     assert_eq!(
-        common::plansim(&["completions", "powershell-9"]).status.code(),
+        common::plansim(&["completions", "powershell-9"])
+            .status
+            .code(),
         Some(2)
     );
     let man = common::plansim(&["man"]);
     assert_eq!(man.status.code(), Some(0));
     let man = text(&man.stdout);
-    assert!(man.starts_with(".ie") || man.contains(".TH plansim"), "{man}");
+    assert!(
+        man.starts_with(".ie") || man.contains(".TH plansim"),
+        "{man}"
+    );
     for word in ["run", "sweep", "merge", "Exit codes"] {
         assert!(man.contains(word), "the man page lacks {word}");
     }
@@ -334,7 +352,12 @@ fn experiment_and_scenario_files_are_told_apart() {
     std::fs::remove_dir_all(out).unwrap();
 
     let validate = common::plansim(&["validate", experiment]);
-    assert_eq!(validate.status.code(), Some(0), "{}", text(&validate.stderr));
+    assert_eq!(
+        validate.status.code(),
+        Some(0),
+        "{}",
+        text(&validate.stderr)
+    );
     let stdout = text(&validate.stdout);
     // The committed sweep of this experiment has one row per run.
     let runs = std::fs::read_to_string(common::repo_path(
@@ -361,7 +384,11 @@ fn experiment_and_scenario_files_are_told_apart() {
     .unwrap();
     let output = common::plansim(&["validate", common::arg(&bad)]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stderr).contains("count -2 is negative"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("count -2 is negative"),
+        "{}",
+        text(&output.stderr)
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -424,7 +451,10 @@ fn progress_hook_reports_without_changing_results() {
     }
     assert!(reports.windows(2).all(|w| w[0].0 <= w[1].0));
     let plain = plansim::sim::simulate(&scenario, options);
-    assert_eq!(format!("{:?}", plain.metrics), format!("{:?}", observed.metrics));
+    assert_eq!(
+        format!("{:?}", plain.metrics),
+        format!("{:?}", observed.metrics)
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -434,13 +464,30 @@ fn progress_hook_reports_without_changing_results() {
 fn stale_traces_are_removed_and_nothing_else() {
     let out = common::temp_dir("stale");
     let scenario = "scenarios/csi-single-reader-count2.yaml";
-    let first = common::plansim(&["run", scenario, "-s", "1", "-o", common::arg(&out), "--trace", "-q"]);
+    let first = common::plansim(&[
+        "run",
+        scenario,
+        "-s",
+        "1",
+        "-o",
+        common::arg(&out),
+        "--trace",
+        "-q",
+    ]);
     assert!(first.status.success());
     let keep = ["notes.txt", "trace-mine.csv", "trace-x-greedy-1.csv"];
     for name in keep {
         std::fs::write(out.join(name), "mine").unwrap();
     }
-    let second = common::plansim(&["run", scenario, "-s", "2", "-o", common::arg(&out), "--trace"]);
+    let second = common::plansim(&[
+        "run",
+        scenario,
+        "-s",
+        "2",
+        "-o",
+        common::arg(&out),
+        "--trace",
+    ]);
     assert!(second.status.success());
     assert!(text(&second.stderr).contains("removed 3 trace file(s) of an earlier run"));
     let mut expected: Vec<String> = ["naive", "validate", "plan-aware"]
@@ -492,7 +539,10 @@ fn seed_ranges_exclusive_and_inclusive() {
     assert_eq!(seeds_of("3..5"), ["3", "4"]);
     assert_eq!(seeds_of("3..=5"), ["3", "4", "5"]);
     let help = text(&common::plansim(&["run", "--help"]).stdout);
-    assert!(help.contains("A..B (B excluded)") && help.contains("A..=B (B included)"), "{help}");
+    assert!(
+        help.contains("A..B (B excluded)") && help.contains("A..=B (B included)"),
+        "{help}"
+    );
 }
 
 /// scripts/regenerate-results.sh runs the binary from CARGO_TARGET_DIR
@@ -517,7 +567,11 @@ fn regenerate_script_honours_cargo_target_dir() {
         std::fs::write(path, body).unwrap();
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let output = std::process::Command::new(common::repo_path("scripts/regenerate-results.sh"))
         .arg(dir.join("out"))
         .env("PATH", path)
@@ -528,6 +582,10 @@ fn regenerate_script_honours_cargo_target_dir() {
     let calls = std::fs::read_to_string(&log).unwrap();
     assert!(calls.starts_with("run scenarios/ --out"), "{calls}");
     let experiments = common::yaml_files("experiments").len();
-    assert_eq!(calls.matches("sweep experiments/").count(), experiments, "{calls}");
+    assert_eq!(
+        calls.matches("sweep experiments/").count(),
+        experiments,
+        "{calls}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -56,7 +56,8 @@ fn strip_comments(source: &str) -> String {
 
 /// Splits on `sep` outside any (), <>, [], {} and string literal.
 fn split_top(text: &str, sep: char) -> Vec<String> {
-    let (mut parts, mut current, mut depth, mut in_string) = (Vec::new(), String::new(), 0i32, false);
+    let (mut parts, mut current, mut depth, mut in_string) =
+        (Vec::new(), String::new(), 0i32, false);
     let mut prev = ' ';
     for c in text.chars() {
         match c {
@@ -145,7 +146,11 @@ fn named_fields(body: &str, rename_all: Option<&str>) -> Vec<(String, String, bo
                 Some("lowercase") => name.to_lowercase(),
                 _ => name,
             });
-            Some((name, ty.trim().to_string(), has_serde_flag(&attrs, "flatten")))
+            Some((
+                name,
+                ty.trim().to_string(),
+                has_serde_flag(&attrs, "flatten"),
+            ))
         })
         .collect()
 }
@@ -215,7 +220,11 @@ fn serde_items(source: &str) -> BTreeMap<String, Item> {
                         if let Some(open) = variant.find(['(', '{']) {
                             let inner = bracketed(&variant, open);
                             if variant.as_bytes()[open] == b'(' {
-                                wrapped.extend(split_top(inner, ',').into_iter().map(|t| t.trim().to_string()));
+                                wrapped.extend(
+                                    split_top(inner, ',')
+                                        .into_iter()
+                                        .map(|t| t.trim().to_string()),
+                                );
                             } else {
                                 fields.extend(named_fields(inner, None));
                             }
@@ -249,7 +258,10 @@ fn peel(ty: &str) -> (String, String) {
         let (suffix, item) = peel(parts.last().expect("a map value type"));
         return (format!(".<name>{suffix}"), item);
     }
-    (String::new(), ty.rsplit("::").next().unwrap_or(ty).to_string())
+    (
+        String::new(),
+        ty.rsplit("::").next().unwrap_or(ty).to_string(),
+    )
 }
 
 /// Every field path the loader accepts, walking from `root`; also returns
@@ -268,7 +280,9 @@ fn field_paths(source: &str, root: &str) -> (BTreeSet<String>, Vec<String>) {
     ) {
         assert!(depth < 32, "{name}: recursive types are not walked");
         reached.insert(name.to_string());
-        let fields_of = |fields: &[(String, String, bool)], paths: &mut BTreeSet<String>, reached: &mut BTreeSet<String>| {
+        let fields_of = |fields: &[(String, String, bool)],
+                         paths: &mut BTreeSet<String>,
+                         reached: &mut BTreeSet<String>| {
             for (field, ty, flatten) in fields {
                 let (suffix, inner) = peel(ty);
                 if *flatten {
@@ -282,7 +296,14 @@ fn field_paths(source: &str, root: &str) -> (BTreeSet<String>, Vec<String>) {
                 };
                 paths.insert(path.clone());
                 if items.contains_key(&inner) {
-                    walk(items, &inner, &format!("{path}{suffix}"), paths, reached, depth + 1);
+                    walk(
+                        items,
+                        &inner,
+                        &format!("{path}{suffix}"),
+                        paths,
+                        reached,
+                        depth + 1,
+                    );
                 }
             }
         };
@@ -324,10 +345,10 @@ fn documented_fields(doc: &str) -> BTreeSet<String> {
         let first = line.split('|').nth(1).unwrap_or("").trim();
         if first == "field" {
             in_field_table = true;
-        } else if in_field_table {
-            if let Some(name) = first.strip_prefix('`').and_then(|f| f.strip_suffix('`')) {
-                fields.insert(name.to_string());
-            }
+        } else if in_field_table
+            && let Some(name) = first.strip_prefix('`').and_then(|f| f.strip_suffix('`'))
+        {
+            fields.insert(name.to_string());
         }
     }
     fields
@@ -336,7 +357,10 @@ fn documented_fields(doc: &str) -> BTreeSet<String> {
 /// Checks a loader's fields against a document, both ways.
 fn check_fields(source: &str, root: &str, doc_path: &str) -> usize {
     let (paths, unreached) = field_paths(&read(source), root);
-    assert!(paths.len() > 5, "{source}: found only {paths:?}; is the parser broken?");
+    assert!(
+        paths.len() > 5,
+        "{source}: found only {paths:?}; is the parser broken?"
+    );
     assert!(
         unreached.is_empty(),
         "{source}: structs not reachable from {root}: {unreached:?}; teach tests/docs.rs their container"
@@ -363,13 +387,21 @@ fn check_fields(source: &str, root: &str, doc_path: &str) -> usize {
 /// it is documented.
 #[test]
 fn every_scenario_field_is_documented() {
-    let count = check_fields("src/scenario/raw.rs", "RawScenario", "docs/scenario-format.md");
+    let count = check_fields(
+        "src/scenario/raw.rs",
+        "RawScenario",
+        "docs/scenario-format.md",
+    );
     assert!(count >= 70, "only {count} fields found");
 }
 
 #[test]
 fn every_experiment_field_is_documented() {
-    check_fields("src/experiment/spec.rs", "RawExperiment", "docs/experiment-format.md");
+    check_fields(
+        "src/experiment/spec.rs",
+        "RawExperiment",
+        "docs/experiment-format.md",
+    );
 }
 
 /// The walk itself: lists, maps, renames, flattening and untagged enums.
@@ -403,14 +435,28 @@ fn the_field_walk_follows_containers() {
     "#;
     let (paths, unreached) = field_paths(source, "RawTop");
     let expected: BTreeSet<String> = [
-        "a", "a[].x", "a[].y", "type", "m", "m.<name>.x", "m.<name>.y", "z", "entries",
-        "entries[].file", "entries[].x", "entries[].y",
+        "a",
+        "a[].x",
+        "a[].y",
+        "type",
+        "m",
+        "m.<name>.x",
+        "m.<name>.y",
+        "z",
+        "entries",
+        "entries[].file",
+        "entries[].x",
+        "entries[].y",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
     assert_eq!(paths, expected);
-    assert_eq!(unreached, ["RawOrphan"], "a serde struct no field leads to is reported");
+    assert_eq!(
+        unreached,
+        ["RawOrphan"],
+        "a serde struct no field leads to is reported"
+    );
 }
 
 /// The complete example of docs/scenario-format.md loads.
@@ -451,7 +497,11 @@ fn every_output_file_and_column_is_documented() {
             missing.push(format!("summary.csv column {column}"));
         }
     }
-    for file in ["summary.csv", "comparison.md", "trace-<scenario>-<scheduler>-<seed>.csv"] {
+    for file in [
+        "summary.csv",
+        "comparison.md",
+        "trace-<scenario>-<scheduler>-<seed>.csv",
+    ] {
         if !mentioned(file) {
             missing.push(format!("file {file}"));
         }
@@ -484,7 +534,11 @@ fn every_output_file_and_column_is_documented() {
         for name in std::fs::read_dir(&dir).unwrap() {
             let name = name.unwrap().file_name().into_string().unwrap();
             let path = dir.join(&name);
-            let token = if path.is_dir() { format!("{name}/") } else { name.clone() };
+            let token = if path.is_dir() {
+                format!("{name}/")
+            } else {
+                name.clone()
+            };
             seen_files.insert(token.clone());
             if !mentioned(&token) {
                 missing.push(format!("sweep output {token}"));
@@ -502,8 +556,8 @@ fn every_output_file_and_column_is_documented() {
                             .filter(|stat| !stat.is_empty())
                             .map(|stat| format!("<metric>_{stat}"))
                     });
-                    let documented = mentioned(&column)
-                        || generic.as_deref().is_some_and(|g| mentioned(g));
+                    let documented =
+                        mentioned(&column) || generic.as_deref().is_some_and(&mentioned);
                     if !documented {
                         missing.push(format!("{name} column {column}"));
                     }
@@ -511,10 +565,22 @@ fn every_output_file_and_column_is_documented() {
             }
         }
     }
-    for expected in ["runs.csv", "aggregate-long.csv", "paired-pooled.csv", "index.html", "plots/"] {
-        assert!(seen_files.contains(expected), "the committed sweeps lack {expected}");
+    for expected in [
+        "runs.csv",
+        "aggregate-long.csv",
+        "paired-pooled.csv",
+        "index.html",
+        "plots/",
+    ] {
+        assert!(
+            seen_files.contains(expected),
+            "the committed sweeps lack {expected}"
+        );
     }
-    assert!(missing.is_empty(), "docs/results-format.md lacks: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "docs/results-format.md lacks: {missing:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -543,15 +609,28 @@ fn readme_and_docs_links_resolve_inside_the_repository() {
         ("docs/experiment-format.md", "docs/"),
     ] {
         let text = read(file);
-        assert!(!text.contains("../shared"), "{file} points outside the repository");
+        assert!(
+            !text.contains("../shared"),
+            "{file} points outside the repository"
+        );
         for target in relative_links(&text) {
             let path = common::repo_path(&format!("{base}{target}"));
-            assert!(path.exists(), "{file} links to {target}, which is not in the repository");
+            assert!(
+                path.exists(),
+                "{file} links to {target}, which is not in the repository"
+            );
         }
     }
     let readme = read("README.md");
-    for doc in ["docs/scenario-format.md", "docs/results-format.md", "docs/experiment-format.md"] {
-        assert!(readme.contains(&format!("]({doc})")), "README does not link {doc}");
+    for doc in [
+        "docs/scenario-format.md",
+        "docs/results-format.md",
+        "docs/experiment-format.md",
+    ] {
+        assert!(
+            readme.contains(&format!("]({doc})")),
+            "README does not link {doc}"
+        );
     }
     for phrase in ["the spec ", "the spec.", "the contract"] {
         assert!(!readme.contains(phrase), "README speaks of \"{phrase}\"");
@@ -565,7 +644,9 @@ fn readme_links_the_report_and_the_fix() {
     let readme = read("README.md");
     let report = "https://github.com/hashicorp/nomad/issues/10157";
     let fix = "https://github.com/hashicorp/nomad/pull/12337";
-    let first_report = readme.find("the report").expect("README speaks of the report");
+    let first_report = readme
+        .find("the report")
+        .expect("README speaks of the report");
     let paragraph_end = first_report + readme[first_report..].find("\n\n").unwrap_or(0);
     let paragraph_start = readme[..first_report].rfind("\n\n").unwrap_or(0);
     let paragraph = &readme[paragraph_start..paragraph_end];
@@ -595,7 +676,10 @@ fn readme_installs_plansim_and_its_examples_use_it() {
         "README gives the image's build command"
     );
     assert!(examples.contains(&format!("image: {image}")));
-    assert!(examples.contains("/work/experiments/"), "the image's experiments");
+    assert!(
+        examples.contains("/work/experiments/"),
+        "the image's experiments"
+    );
 }
 
 /// No file of the repository names the package registry's host.
@@ -611,22 +695,26 @@ fn no_file_names_the_package_registry_host() {
                 if !matches!(name.as_str(), "target" | ".git") {
                     walk(&path, host, offenders);
                 }
-            } else if name != "Cargo.lock" {
-                if let Ok(text) = std::fs::read_to_string(&path) {
-                    if text.contains(host) {
-                        offenders.push(path.display().to_string());
-                    }
-                }
+            } else if name != "Cargo.lock"
+                && std::fs::read_to_string(&path).is_ok_and(|text| text.contains(host))
+            {
+                offenders.push(path.display().to_string());
             }
         }
     }
     walk(&common::repo_path(""), &host, &mut offenders);
-    assert!(offenders.is_empty(), "these files name the registry host: {offenders:?}");
+    assert!(
+        offenders.is_empty(),
+        "these files name the registry host: {offenders:?}"
+    );
 }
 
 /// README's text with every run of whitespace made one space (it wraps lines).
 fn flat_readme() -> String {
-    read("README.md").split_whitespace().collect::<Vec<_>>().join(" ")
+    read("README.md")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The numbers README quotes right after `before` (`18.2 ± 2.9` gives both).
@@ -637,7 +725,9 @@ fn quoted(readme: &str, before: &str) -> Vec<f64> {
         + before.len();
     let mut numbers = Vec::new();
     for word in readme[at..].trim_start().split(' ').take(3) {
-        let word = word.trim_end_matches([',', ')', ';', '.']).trim_start_matches('(');
+        let word = word
+            .trim_end_matches([',', ')', ';', '.'])
+            .trim_start_matches('(');
         if word == "±" {
             continue;
         }
@@ -655,7 +745,9 @@ fn section<'a>(readme: &'a str, from: &str, to: &str) -> &'a str {
     let start = readme
         .find(from)
         .unwrap_or_else(|| panic!("README no longer says \"{from}\"; update this test"));
-    let end = readme[start..].find(to).map_or(readme.len(), |at| start + at);
+    let end = readme[start..]
+        .find(to)
+        .map_or(readme.len(), |at| start + at);
     &readme[start..end]
 }
 
@@ -676,12 +768,20 @@ fn rows(relative: &str) -> Vec<BTreeMap<String, String>> {
     let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
     reader
         .records()
-        .map(|r| header.iter().cloned().zip(r.unwrap().iter().map(String::from)).collect())
+        .map(|r| {
+            header
+                .iter()
+                .cloned()
+                .zip(r.unwrap().iter().map(String::from))
+                .collect()
+        })
         .collect()
 }
 
 fn number(row: &BTreeMap<String, String>, column: &str) -> f64 {
-    row[column].parse().unwrap_or_else(|_| panic!("{column}: {row:?}"))
+    row[column]
+        .parse()
+        .unwrap_or_else(|_| panic!("{column}: {row:?}"))
 }
 
 /// Every number README quotes from the committed results is theirs.
@@ -693,12 +793,20 @@ fn readme_numbers_are_the_committed_results() {
     let summary = rows("results/summary.csv");
     let naive = summary
         .iter()
-        .find(|r| r["scenario"] == "csi-single-reader-count2-enforcing" && r["scheduler"] == "naive")
+        .find(|r| {
+            r["scenario"] == "csi-single-reader-count2-enforcing" && r["scheduler"] == "naive"
+        })
         .unwrap();
     let enforcing = section(&readme, "keeps replacing it:", "in an hour");
     assert_eq!(quoted(enforcing, ":"), [number(naive, "claim_failures")]);
-    assert_eq!(quoted(enforcing, "claim failures,"), [number(naive, "client_failures")]);
-    assert_eq!(quoted(enforcing, "client failures and"), [number(naive, "reschedules")]);
+    assert_eq!(
+        quoted(enforcing, "claim failures,"),
+        [number(naive, "client_failures")]
+    );
+    assert_eq!(
+        quoted(enforcing, "client failures and"),
+        [number(naive, "reschedules")]
+    );
 
     // report-grid, pooled naive -> plan-aware differences.
     let grid_runs = rows("results/experiments/report-grid/runs.csv").len();
@@ -709,7 +817,9 @@ fn readme_numbers_are_the_committed_results() {
     let pooled = |metric: &str| {
         pooled
             .iter()
-            .find(|r| r["baseline"] == "naive" && r["candidate"] == "plan-aware" && r["metric"] == metric)
+            .find(|r| {
+                r["baseline"] == "naive" && r["candidate"] == "plan-aware" && r["metric"] == metric
+            })
             .map(|r| (number(r, "mean_difference"), number(r, "ci95")))
             .unwrap()
     };
@@ -726,18 +836,34 @@ fn readme_numbers_are_the_committed_results() {
     }
 
     // churn-vs-count: naive's churn per extra allocation, at every point.
-    let readme = section(&readme_all, "**`churn-vs-count`**", "**`double-write-after-node-failure`**");
+    let readme = section(
+        &readme_all,
+        "**`churn-vs-count`**",
+        "**`double-write-after-node-failure`**",
+    );
     let per_extra = quoted(readme, "grows linearly with the count,");
     let reschedules = quoted(readme, "claim failures and");
     for row in rows("results/experiments/churn-vs-count/aggregate.csv") {
         let extra = number(&row, "jobs[example].groups[cache].count") - 1.0;
         match row["scheduler"].as_str() {
             "naive" => {
-                assert_eq!(number(&row, "claim_failures_mean"), per_extra[0] * extra, "{row:?}");
-                assert_eq!(number(&row, "reschedules_mean"), reschedules[0] * extra, "{row:?}");
+                assert_eq!(
+                    number(&row, "claim_failures_mean"),
+                    per_extra[0] * extra,
+                    "{row:?}"
+                );
+                assert_eq!(
+                    number(&row, "reschedules_mean"),
+                    reschedules[0] * extra,
+                    "{row:?}"
+                );
             }
             "plan-aware" => {
-                assert_eq!(number(&row, "infeasible_mean"), extra, "count - 1 infeasible");
+                assert_eq!(
+                    number(&row, "infeasible_mean"),
+                    extra,
+                    "count - 1 infeasible"
+                );
                 assert_eq!(number(&row, "reschedules_max"), 0.0);
             }
             _ => {}
@@ -745,25 +871,42 @@ fn readme_numbers_are_the_committed_results() {
     }
 
     // double-write-after-node-failure.
-    let readme = section(&readme_all, "**`double-write-after-node-failure`**", "**`per-alloc-nodes-needed`**");
+    let readme = section(
+        &readme_all,
+        "**`double-write-after-node-failure`**",
+        "**`per-alloc-nodes-needed`**",
+    );
     let runs = rows("results/experiments/double-write-after-node-failure/runs.csv");
     let mean_violation = |latency: &str| {
         let chosen: Vec<f64> = runs
             .iter()
-            .filter(|r| r["scheduler"] == "naive" && r["plugins[hostpath].publish_latency"] == latency)
+            .filter(|r| {
+                r["scheduler"] == "naive" && r["plugins[hostpath].publish_latency"] == latency
+            })
             .map(|r| number(r, "violation_seconds"))
             .collect();
         chosen.iter().sum::<f64>() / chosen.len() as f64
     };
-    rounds_to(quoted(readme, "until the controller detach frees its claim:")[0], mean_violation("100ms"), "100ms");
-    rounds_to(quoted(readme, "latency, falling to")[0], mean_violation("60s"), "60s");
+    rounds_to(
+        quoted(readme, "until the controller detach frees its claim:")[0],
+        mean_violation("100ms"),
+        "100ms",
+    );
+    rounds_to(
+        quoted(readme, "latency, falling to")[0],
+        mean_violation("60s"),
+        "60s",
+    );
     let refused: BTreeSet<u64> = runs
         .iter()
         .filter(|r| r["scheduler"] == "validate")
         .map(|r| number(r, "claim_failures") as u64)
         .collect();
     let shown = quoted(readme, "Validate's client retries instead (");
-    let to = quoted(readme, &format!("Validate's client retries instead ({} to", shown[0]));
+    let to = quoted(
+        readme,
+        &format!("Validate's client retries instead ({} to", shown[0]),
+    );
     assert_eq!(
         (shown[0] as u64, to[0] as u64),
         (*refused.first().unwrap(), *refused.last().unwrap()),
@@ -771,7 +914,11 @@ fn readme_numbers_are_the_committed_results() {
     );
 
     // per-alloc-nodes-needed.
-    let readme = section(&readme_all, "**`per-alloc-nodes-needed`**", "## Performance");
+    let readme = section(
+        &readme_all,
+        "**`per-alloc-nodes-needed`**",
+        "## Performance",
+    );
     let runs = rows("results/experiments/per-alloc-nodes-needed/runs.csv");
     let most = runs
         .iter()
@@ -788,6 +935,14 @@ fn readme_numbers_are_the_committed_results() {
             .map(|r| number(r, "first_full_s"))
             .unwrap()
     };
-    rounds_to(quoted(readme, "full placement takes")[0], full_at("naive"), "naive first_full_s");
-    rounds_to(quoted(readme, "instead of plan-aware's")[0], full_at("plan-aware"), "plan-aware first_full_s");
+    rounds_to(
+        quoted(readme, "full placement takes")[0],
+        full_at("naive"),
+        "naive first_full_s",
+    );
+    rounds_to(
+        quoted(readme, "instead of plan-aware's")[0],
+        full_at("plan-aware"),
+        "plan-aware first_full_s",
+    );
 }

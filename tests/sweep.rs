@@ -322,7 +322,10 @@ fn merged_shards_are_byte_identical_and_merge_names_its_shards() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     for i in 1..=3 {
-        assert!(stderr.contains(&format!("shard {i}/3: 36 of 108 runs")), "{stderr}");
+        assert!(
+            stderr.contains(&format!("shard {i}/3: 36 of 108 runs")),
+            "{stderr}"
+        );
     }
     let (merged_files, whole_files) = (common::files_under(&merged), common::files_under(&whole));
     assert_eq!(
@@ -344,7 +347,10 @@ fn merged_shards_are_byte_identical_and_merge_names_its_shards() {
     ]);
     assert_eq!(missing.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&missing.stderr);
-    assert!(stderr.contains("shard 2/3 missing: 72 of 108 runs present"), "{stderr}");
+    assert!(
+        stderr.contains("shard 2/3 missing: 72 of 108 runs present"),
+        "{stderr}"
+    );
     assert!(!dir.join("missing").exists(), "nothing written");
 
     let twice = common::plansim(&[
@@ -392,18 +398,34 @@ fn paired_and_long_outputs_load_cleanly() {
     assert!(!rows.is_empty());
     for row in &rows {
         assert!(row[count].parse::<u32>().is_ok(), "{row:?}");
-        assert!(row[enforcing] == "true" || row[enforcing] == "false", "{row:?}");
+        assert!(
+            row[enforcing] == "true" || row[enforcing] == "false",
+            "{row:?}"
+        );
     }
     let (pooled_header, pooled) = read_csv(&out.join("paired-pooled.csv"));
     assert_eq!(
         pooled_header,
-        ["scenario", "baseline", "candidate", "metric", "pairs", "mean_difference", "ci95", "min", "max"]
+        [
+            "scenario",
+            "baseline",
+            "candidate",
+            "metric",
+            "pairs",
+            "mean_difference",
+            "ci95",
+            "min",
+            "max"
+        ]
     );
     // Pooled over 6 grid points x 6 seeds: 36 pairs each (first_full_s:
     // only the pairs where both runs reached it).
     for row in &pooled {
         let pairs: u32 = row[4].parse().unwrap();
-        assert!(pairs == 36 || (row[3] == "first_full_s" && pairs <= 36), "{row:?}");
+        assert!(
+            pairs == 36 || (row[3] == "first_full_s" && pairs <= 36),
+            "{row:?}"
+        );
     }
     assert_eq!(
         pooled.len() * 6,
@@ -443,7 +465,10 @@ fn paired_and_long_outputs_load_cleanly() {
             assert_eq!(from_long.get(&key), Some(value), "{key:?}");
         }
     }
-    assert_eq!(from_long.len(), wide.len() * (wide_header.len() - first_stat));
+    assert_eq!(
+        from_long.len(),
+        wide.len() * (wide_header.len() - first_stat)
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -464,7 +489,9 @@ fn circles_and_legend(svg: &str, fill: &str) -> (Vec<f64>, Vec<f64>) {
         .skip(1)
         .filter(|t| {
             let body = t.split('>').nth(1).unwrap_or("").trim();
-            body.starts_with("naive") || body.starts_with("plan-aware") || body.starts_with("validate")
+            body.starts_with("naive")
+                || body.starts_with("plan-aware")
+                || body.starts_with("validate")
         })
         .map(|t| attr(t, "x"))
         .collect();
@@ -490,12 +517,18 @@ fn charts_space_numbers_by_value_and_keep_the_legend_off_the_data() {
     assert!((second - 2.0 * first).abs() <= 2.0, "{circles:?}");
     assert_eq!(legend.len(), 3, "one legend entry per policy");
     let rightmost = circles.iter().copied().fold(0.0, f64::max);
-    assert!(legend.iter().all(|&x| x > rightmost + 20.0), "{legend:?} vs {circles:?}");
+    assert!(
+        legend.iter().all(|&x| x > rightmost + 20.0),
+        "{legend:?} vs {circles:?}"
+    );
     // Every point of every policy is left of the legend.
     for fill in ["#D62728", "#FF7F0E", "#1F77B4"] {
         let (circles, _) = circles_and_legend(&svg, fill);
         let left_of_legend = legend.iter().copied().fold(f64::INFINITY, f64::min);
-        assert!(circles.iter().all(|&x| x < left_of_legend), "{fill}: {circles:?}");
+        assert!(
+            circles.iter().all(|&x| x < left_of_legend),
+            "{fill}: {circles:?}"
+        );
     }
     // true/false are categories: evenly spaced.
     let svg = std::fs::read_to_string(

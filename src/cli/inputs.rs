@@ -95,7 +95,8 @@ pub fn file_kind(path: &Path) -> FileKind {
     use std::io::Read;
     let mut text = String::new();
     let limit = crate::scenario::limits::MAX_FILE_BYTES as u64;
-    let read = std::fs::File::open(path).and_then(|file| file.take(limit).read_to_string(&mut text));
+    let read =
+        std::fs::File::open(path).and_then(|file| file.take(limit).read_to_string(&mut text));
     if read.is_err() {
         return FileKind::Unknown;
     }

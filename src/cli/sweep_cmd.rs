@@ -180,7 +180,11 @@ fn sweep_command(args: &SweepArgs) -> Result<(), String> {
         let runs = if shard == Shard::WHOLE {
             format!("{} runs", done.len())
         } else {
-            format!("shard {shard}: {} of {} runs", done.len(), experiment.runs())
+            format!(
+                "shard {shard}: {} of {} runs",
+                done.len(),
+                experiment.runs()
+            )
         };
         eprintln!(
             "{runs} recorded in {} ({this_time} this time)",
@@ -374,10 +378,13 @@ fn yaml_in(dir: &Path) -> Result<Option<PathBuf>, std::io::Error> {
 fn load_inputs(dir: &Path) -> Result<(Experiment, String), String> {
     let inputs = dir.join(INPUTS);
     let scenario_dir = inputs.join("scenario");
-    let experiment_path = yaml_in(&inputs)
-        .ok()
-        .flatten()
-        .ok_or_else(|| format!("{}: not a sweep directory (no experiment file in {})", dir.display(), inputs.display()))?;
+    let experiment_path = yaml_in(&inputs).ok().flatten().ok_or_else(|| {
+        format!(
+            "{}: not a sweep directory (no experiment file in {})",
+            dir.display(),
+            inputs.display()
+        )
+    })?;
     let scenario = std::fs::read_dir(&scenario_dir)
         .map_err(|err| {
             format!(

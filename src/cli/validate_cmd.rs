@@ -64,8 +64,7 @@ pub fn run(args: ValidateArgs) -> u8 {
 
 /// Builds and checks every grid point of an experiment without running it.
 fn validate_experiment(file: &std::path::Path) -> Result<(), String> {
-    let experiment =
-        crate::experiment::spec::load(file, None).map_err(|err| err.to_string())?;
+    let experiment = crate::experiment::spec::load(file, None).map_err(|err| err.to_string())?;
     for warning in &experiment.warnings {
         eprintln!("warning: {warning}");
     }

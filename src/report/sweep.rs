@@ -230,7 +230,13 @@ const PAIRED_COLUMNS: [&str; 8] = [
 
 fn paired_fields(row: &PairedRow) -> [String; 8] {
     let (pairs, mean, ci95, min, max) = match &row.difference {
-        None => ("0".to_string(), String::new(), String::new(), String::new(), String::new()),
+        None => (
+            "0".to_string(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ),
         Some(s) => (
             s.n.to_string(),
             fmt3(s.mean),

@@ -241,7 +241,7 @@ impl<'s> Simulation<'s> {
                 return;
             }
             self.steps += 1;
-            if self.steps % PROGRESS_EVERY == 0 {
+            if self.steps.is_multiple_of(PROGRESS_EVERY) {
                 progress(self.now(), self.steps);
             }
             self.handle(event);
