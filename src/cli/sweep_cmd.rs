@@ -363,22 +363,24 @@ fn write_inputs(out: &Path, experiment: &Experiment, experiment_file: &str) -> R
     )
 }
 
-/// The only `*.yaml` file directly in `dir`, if there is one.
-fn yaml_in(dir: &Path) -> Result<Option<PathBuf>, std::io::Error> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)?
+/// The first `*.yaml` file (by name) directly in `dir`: a sweep keeps one,
+/// its experiment's copy.
+fn yaml_in(dir: &Path) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
         .collect();
     found.sort();
-    Ok(found.into_iter().next())
+    found.into_iter().next()
 }
 
 /// The experiment and its file name, from the copies a sweep keeps.
 fn load_inputs(dir: &Path) -> Result<(Experiment, String), String> {
     let inputs = dir.join(INPUTS);
     let scenario_dir = inputs.join("scenario");
-    let experiment_path = yaml_in(&inputs).ok().flatten().ok_or_else(|| {
+    let experiment_path = yaml_in(&inputs).ok_or_else(|| {
         format!(
             "{}: not a sweep directory (no experiment file in {})",
             dir.display(),
