@@ -946,3 +946,40 @@ fn readme_numbers_are_the_committed_results() {
         "plan-aware first_full_s",
     );
 }
+
+/// README's command table lists every flag of every command, as
+/// `plansim COMMAND --help` shows them (so `merge --quiet` cannot go
+/// missing again), and says where the journal and traces go.
+#[test]
+fn readme_command_table_lists_every_flag() {
+    let readme = read("README.md");
+    for command in ["run", "validate", "diff", "sweep", "merge"] {
+        let row = readme
+            .lines()
+            .find(|line| line.starts_with(&format!("| `plansim {command} ")))
+            .unwrap_or_else(|| panic!("README's command table lacks {command}"));
+        let help = common::plansim(&[command, "--help"]);
+        let help = String::from_utf8_lossy(&help.stdout);
+        // Option lines start with the flag: `  -o, --out <DIR>  ...`.
+        let flags: Vec<&str> = help
+            .lines()
+            .filter(|line| line.trim_start().starts_with('-'))
+            .filter_map(|line| line.split_whitespace().find(|w| w.starts_with("--")))
+            .map(|flag| flag.trim_end_matches(','))
+            .filter(|flag| *flag != "--help")
+            .collect();
+        assert!(
+            command == "validate" || !flags.is_empty(),
+            "{command}: {help}"
+        );
+        for flag in flags {
+            assert!(
+                row.contains(flag),
+                "README's {command} row lacks {flag}: {row}"
+            );
+        }
+    }
+    let flat = flat_readme();
+    assert!(flat.contains("`.plansim-journal.csv` (in DIR itself)"));
+    assert!(flat.contains("`--trace` writes only into `--out DIR`"));
+}
