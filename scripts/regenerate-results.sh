@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-results}"
 cargo build --release --locked --quiet
-plansim=target/release/plansim
+# Cargo builds into CARGO_TARGET_DIR when it is set (a shared build cache).
+plansim="${CARGO_TARGET_DIR:-target}/release/plansim"
 mkdir -p "$out"
 "$plansim" run scenarios/ --out "$out" --quiet
 for experiment in experiments/*.yaml; do

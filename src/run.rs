@@ -9,7 +9,7 @@ use crate::model::scenario::Scenario;
 use crate::report::summary::SummaryRow;
 use crate::sim::feasibility::PlacementFailure;
 use crate::sim::trace::TraceRecord;
-use crate::sim::{RunOptions, simulate};
+use crate::sim::{RunOptions, simulate_observed};
 
 /// What to run for each scenario; `None` means "as the scenario says".
 #[derive(Clone, Debug, Default)]
@@ -48,6 +48,17 @@ pub struct RunResult {
 
 /// Every run of one scenario, sorted by policy then seed.
 pub fn run_scenario(scenario: &Scenario, plan: &RunPlan) -> Vec<RunResult> {
+    run_scenario_observed(scenario, plan, &|_, _| {})
+}
+
+/// As [`run_scenario`], reporting progress from every run as it goes:
+/// `progress(simulated ms, queue entries)` gets the increments since that
+/// run's previous report (runs go in parallel, so the caller sums them).
+pub fn run_scenario_observed(
+    scenario: &Scenario,
+    plan: &RunPlan,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Vec<RunResult> {
     let policies = plan.policies_for(scenario);
     let seeds = plan.seeds_for(scenario);
     let jobs: Vec<(Policy, u64)> = policies
@@ -55,16 +66,32 @@ pub fn run_scenario(scenario: &Scenario, plan: &RunPlan) -> Vec<RunResult> {
         .flat_map(|&policy| seeds.iter().map(move |&seed| (policy, seed)))
         .collect();
     jobs.into_par_iter()
-        .map(|(policy, seed)| run_one(scenario, policy, seed, plan.trace))
+        .map(|(policy, seed)| run_one_observed(scenario, policy, seed, plan.trace, progress))
         .collect()
 }
 
 pub fn run_one(scenario: &Scenario, policy: Policy, seed: u64, trace: bool) -> RunResult {
-    let output = simulate(
+    run_one_observed(scenario, policy, seed, trace, &|_, _| {})
+}
+
+fn run_one_observed(
+    scenario: &Scenario,
+    policy: Policy,
+    seed: u64,
+    trace: bool,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> RunResult {
+    let (mut last_ms, mut last_steps) = (0, 0);
+    let output = simulate_observed(
         scenario,
         RunOptions {
             trace,
             ..RunOptions::new(policy, seed)
+        },
+        &mut |now, steps| {
+            let now = now.0;
+            progress(now.saturating_sub(last_ms), steps - last_steps);
+            (last_ms, last_steps) = (now, steps);
         },
     );
     let outcomes = scenario

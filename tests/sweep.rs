@@ -116,7 +116,7 @@ fn shards_partition_the_runs_and_merge_to_the_unsharded_output() {
         common::arg(&dir.join("partial")),
     ]);
     assert_eq!(partial.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&partial.stderr).contains("runs are missing"));
+    assert!(String::from_utf8_lossy(&partial.stderr).contains("shard 3/3 missing"));
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -269,5 +269,273 @@ fn ctrl_c_keeps_every_finished_run() {
     let whole = dir.join("whole");
     assert!(sweep(&exp, &whole, &[]).status.success());
     assert_eq!(common::files_under(&out), common::files_under(&whole));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// An experiment without `name:` is named after its file, in a merged sweep
+/// as in an unsharded one: every file of the merge, index.html included,
+/// is byte-identical to the unsharded sweep's. The merge names each shard
+/// with its share of the runs, a missing shard, and a shard given twice.
+#[test]
+fn merged_shards_are_byte_identical_and_merge_names_its_shards() {
+    let dir = common::temp_dir("merge-identity");
+    std::fs::copy(
+        common::repo_path("scenarios/csi-single-reader-count2.yaml"),
+        dir.join("report.yaml"),
+    )
+    .unwrap();
+    let exp = dir.join("grid-check.yaml");
+    std::fs::write(&exp, format!("scenario: report.yaml\n{GRID}")).unwrap();
+    let whole = dir.join("whole");
+    assert!(sweep(&exp, &whole, &[]).status.success());
+    let index = std::fs::read_to_string(whole.join("index.html")).unwrap();
+    assert!(index.contains("<title>grid-check</title>"), "{index}");
+    let mut shard_dirs = Vec::new();
+    for i in 1..=3 {
+        let shard = dir.join(format!("shard{i}"));
+        let output = common::plansim(&[
+            "sweep",
+            common::arg(&exp),
+            "-o",
+            common::arg(&shard),
+            "--shard",
+            &format!("{i}/3"),
+        ]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        // 108 runs, 36 in each shard.
+        assert!(
+            stderr.contains(&format!("shard {i}/3: 36 of 108 runs recorded")),
+            "{stderr}"
+        );
+        shard_dirs.push(shard);
+    }
+    let merged = dir.join("merged");
+    let output = common::plansim(&[
+        "merge",
+        common::arg(&shard_dirs[0]),
+        common::arg(&shard_dirs[1]),
+        common::arg(&shard_dirs[2]),
+        "-o",
+        common::arg(&merged),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    for i in 1..=3 {
+        assert!(
+            stderr.contains(&format!("shard {i}/3: 36 of 108 runs")),
+            "{stderr}"
+        );
+    }
+    let (merged_files, whole_files) = (common::files_under(&merged), common::files_under(&whole));
+    assert_eq!(
+        merged_files.keys().collect::<Vec<_>>(),
+        whole_files.keys().collect::<Vec<_>>()
+    );
+    for (name, bytes) in &whole_files {
+        assert!(merged_files[name] == *bytes, "{name} differs after merge");
+    }
+    assert!(merged_files.contains_key("index.html"));
+    assert!(merged_files.contains_key("inputs/grid-check.yaml"));
+
+    let missing = common::plansim(&[
+        "merge",
+        common::arg(&shard_dirs[0]),
+        common::arg(&shard_dirs[2]),
+        "-o",
+        common::arg(&dir.join("missing")),
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        stderr.contains("shard 2/3 missing: 72 of 108 runs present"),
+        "{stderr}"
+    );
+    assert!(!dir.join("missing").exists(), "nothing written");
+
+    let twice = common::plansim(&[
+        "merge",
+        common::arg(&shard_dirs[0]),
+        common::arg(&shard_dirs[1]),
+        common::arg(&shard_dirs[1]),
+        "-o",
+        common::arg(&dir.join("twice")),
+    ]);
+    assert_eq!(twice.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&twice.stderr);
+    assert!(stderr.contains("shard 2/3 given twice"), "{stderr}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header = reader.headers().unwrap().iter().map(String::from).collect();
+    let rows = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+/// paired.csv holds only grid points, so every vary column is typed by
+/// its values; the pooled rows are in paired-pooled.csv; aggregate-long.csv
+/// holds exactly aggregate.csv's numbers, one per row.
+#[test]
+fn paired_and_long_outputs_load_cleanly() {
+    let dir = common::temp_dir("long");
+    let exp = experiment(&dir, GRID);
+    let out = dir.join("out");
+    assert!(sweep(&exp, &out, &[]).status.success());
+    let (header, rows) = read_csv(&out.join("paired.csv"));
+    let count = header
+        .iter()
+        .position(|c| c == "jobs[example].groups[cache].count")
+        .unwrap();
+    let enforcing = header
+        .iter()
+        .position(|c| c == "plugins[hostpath-plugin0].enforces_access_mode")
+        .unwrap();
+    assert!(!rows.is_empty());
+    for row in &rows {
+        assert!(row[count].parse::<u32>().is_ok(), "{row:?}");
+        assert!(
+            row[enforcing] == "true" || row[enforcing] == "false",
+            "{row:?}"
+        );
+    }
+    let (pooled_header, pooled) = read_csv(&out.join("paired-pooled.csv"));
+    assert_eq!(
+        pooled_header,
+        [
+            "scenario",
+            "baseline",
+            "candidate",
+            "metric",
+            "pairs",
+            "mean_difference",
+            "ci95",
+            "min",
+            "max"
+        ]
+    );
+    // Pooled over 6 grid points x 6 seeds: 36 pairs each (first_full_s:
+    // only the pairs where both runs reached it).
+    for row in &pooled {
+        let pairs: u32 = row[4].parse().unwrap();
+        assert!(
+            pairs == 36 || (row[3] == "first_full_s" && pairs <= 36),
+            "{row:?}"
+        );
+    }
+    assert_eq!(
+        pooled.len() * 6,
+        rows.len(),
+        "one pooled row per (pair, metric), one per point in paired.csv"
+    );
+
+    let (wide_header, wide) = read_csv(&out.join("aggregate.csv"));
+    let (long_header, long) = read_csv(&out.join("aggregate-long.csv"));
+    assert_eq!(
+        long_header[long_header.len() - 3..],
+        ["metric", "stat", "value"]
+    );
+    let vary = 2;
+    let mut from_long = std::collections::BTreeMap::new();
+    for row in &long {
+        // scenario, point, vary..., scheduler, runs, metric, stat, value
+        let point: usize = row[1].parse().unwrap();
+        let scheduler = row[2 + vary].clone();
+        let column = if row[5 + vary] == "reached" {
+            format!("{}_reached", row[4 + vary])
+        } else {
+            format!("{}_{}", row[4 + vary], row[5 + vary])
+        };
+        assert!(
+            from_long
+                .insert((point, scheduler, column), row[6 + vary].clone())
+                .is_none(),
+            "a repeated row: {row:?}"
+        );
+    }
+    let first_stat = 3 + vary;
+    for (index, row) in wide.iter().enumerate() {
+        let point = index / 3;
+        for (column, value) in wide_header.iter().zip(row).skip(first_stat) {
+            let key = (point, row[1].clone(), column.clone());
+            assert_eq!(from_long.get(&key), Some(value), "{key:?}");
+        }
+    }
+    assert_eq!(
+        from_long.len(),
+        wide.len() * (wide_header.len() - first_stat)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The `cx` of every `<circle>` of one colour in an SVG, and the `x` of
+/// every text that names a policy.
+fn circles_and_legend(svg: &str, fill: &str) -> (Vec<f64>, Vec<f64>) {
+    let attr = |tag: &str, name: &str| -> f64 {
+        let start = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        tag[start..].split('"').next().unwrap().parse().unwrap()
+    };
+    let circles = svg
+        .split('<')
+        .filter(|t| t.starts_with("circle") && t.contains(&format!("fill=\"{fill}\"")))
+        .map(|t| attr(t, "cx"))
+        .collect();
+    let legend = svg
+        .split("<text")
+        .skip(1)
+        .filter(|t| {
+            let body = t.split('>').nth(1).unwrap_or("").trim();
+            body.starts_with("naive")
+                || body.starts_with("plan-aware")
+                || body.starts_with("validate")
+        })
+        .map(|t| attr(t, "x"))
+        .collect();
+    (circles, legend)
+}
+
+/// Numeric vary values sit on a numeric axis (1, 2, 4: the gap from 2 to 4
+/// is twice the gap from 1 to 2); the legend is beside the data, never on it.
+#[test]
+fn charts_space_numbers_by_value_and_keep_the_legend_off_the_data() {
+    let dir = common::temp_dir("charts");
+    let exp = experiment(&dir, GRID);
+    let out = dir.join("out");
+    assert!(sweep(&exp, &out, &[]).status.success());
+    let svg = std::fs::read_to_string(
+        out.join("plots/1-jobs-example-groups-cache-count--violations.svg"),
+    )
+    .unwrap();
+    // naive's colour; its points are drawn in grid order.
+    let (circles, legend) = circles_and_legend(&svg, "#D62728");
+    assert_eq!(circles.len(), 3, "{circles:?}");
+    let (first, second) = (circles[1] - circles[0], circles[2] - circles[1]);
+    assert!((second - 2.0 * first).abs() <= 2.0, "{circles:?}");
+    assert_eq!(legend.len(), 3, "one legend entry per policy");
+    let rightmost = circles.iter().copied().fold(0.0, f64::max);
+    assert!(
+        legend.iter().all(|&x| x > rightmost + 20.0),
+        "{legend:?} vs {circles:?}"
+    );
+    // Every point of every policy is left of the legend.
+    for fill in ["#D62728", "#FF7F0E", "#1F77B4"] {
+        let (circles, _) = circles_and_legend(&svg, fill);
+        let left_of_legend = legend.iter().copied().fold(f64::INFINITY, f64::min);
+        assert!(
+            circles.iter().all(|&x| x < left_of_legend),
+            "{fill}: {circles:?}"
+        );
+    }
+    // true/false are categories: evenly spaced.
+    let svg = std::fs::read_to_string(
+        out.join("plots/2-plugins-hostpath-plugin0-enforces_access_mode--violations.svg"),
+    )
+    .unwrap();
+    let (circles, _) = circles_and_legend(&svg, "#D62728");
+    assert_eq!(circles.len(), 2, "{circles:?}");
     std::fs::remove_dir_all(dir).unwrap();
 }

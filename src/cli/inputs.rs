@@ -43,6 +43,10 @@ pub fn load_scenarios(files: &[PathBuf]) -> Result<Vec<Scenario>, Vec<LoadError>
     let mut scenarios = Vec::new();
     let mut errors = Vec::new();
     for file in files {
+        if file_kind(file) == FileKind::Experiment {
+            errors.push(experiment_given(file));
+            continue;
+        }
         match load_file(file) {
             Ok(scenario) => scenarios.push((file.as_path(), scenario)),
             Err(err) => errors.push(err),
@@ -66,5 +70,59 @@ pub fn load_scenarios(files: &[PathBuf]) -> Result<Vec<Scenario>, Vec<LoadError>
         Ok(scenarios.into_iter().map(|(_, s)| s).collect())
     } else {
         Err(errors)
+    }
+}
+
+/// What a YAML file holds, judged by its top-level keys: an experiment
+/// names its scenario with `scenario:`, a scenario describes a cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    Experiment,
+    Scenario,
+    /// Neither: the loader's own error will say what is wrong.
+    Unknown,
+}
+
+/// Top-level keys only a scenario has.
+const SCENARIO_KEYS: [&str; 8] = [
+    "nodes", "plugins", "volumes", "jobs", "events", "expect", "cluster", "horizon",
+];
+
+/// Reads the top-level keys of a block-style YAML mapping (lines that start
+/// in column 0 with `key:`), enough to tell the two kinds of file apart
+/// before either loader runs. A file it cannot read is `Unknown`.
+pub fn file_kind(path: &Path) -> FileKind {
+    use std::io::Read;
+    let mut text = String::new();
+    let limit = crate::scenario::limits::MAX_FILE_BYTES as u64;
+    let read =
+        std::fs::File::open(path).and_then(|file| file.take(limit).read_to_string(&mut text));
+    if read.is_err() {
+        return FileKind::Unknown;
+    }
+    let keys: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.starts_with([' ', '\t', '#', '-']))
+        .filter_map(|line| line.split_once(':'))
+        .map(|(key, _)| key.trim().trim_matches(['"', '\'']))
+        .collect();
+    if keys.contains(&"scenario") {
+        FileKind::Experiment
+    } else if keys.iter().any(|key| SCENARIO_KEYS.contains(key)) {
+        FileKind::Scenario
+    } else {
+        FileKind::Unknown
+    }
+}
+
+/// The error for an experiment file given where a scenario is expected.
+pub fn experiment_given(file: &Path) -> LoadError {
+    LoadError {
+        file: file.display().to_string(),
+        position: None,
+        message: format!(
+            "this is an experiment file: use plansim sweep {} (or plansim validate to check its grid)",
+            file.display()
+        ),
     }
 }

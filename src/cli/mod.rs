@@ -4,25 +4,37 @@
 mod diff_cmd;
 mod inputs;
 mod run_cmd;
+mod run_progress;
 mod sweep_cmd;
+mod traces;
 mod validate_cmd;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::model::policy::Policy;
 
-/// Exit codes of the contract.
+/// Exit codes, as `--help` and README list them.
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_EXPECT_FAILED: u8 = 1;
 pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// Shown under every `--help`: what the exit codes mean and where the
+/// formats are described.
+const AFTER_HELP: &str = "\
+Exit codes: 0 ok; 1 an `expect` failed (run) or the results differ (diff);
+2 bad input or usage (nothing is written); 130 interrupted (sweep).
+
+Formats: docs/scenario-format.md (scenario files), docs/results-format.md
+(every output file and column).";
 
 #[derive(Parser, Debug)]
 #[command(
     name = "plansim",
     version,
-    about = "Deterministic simulator of Nomad's CSI volume scheduling: naive vs validate vs plan-aware"
+    about = "Deterministic simulator of Nomad's CSI volume scheduling: naive vs validate vs plan-aware",
+    after_help = AFTER_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -32,15 +44,59 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Replay scenarios under each policy and compare them side by side.
+    #[command(after_help = "\
+Example: plansim run scenarios/ --out results/ --trace
+
+Exit codes: 0 ok; 1 an `expect` failed; 2 bad input or usage (nothing is written).")]
     Run(run_cmd::RunArgs),
-    /// Check scenarios without running them.
+    /// Check scenarios (or an experiment's every grid point) without running them.
+    #[command(after_help = "\
+Example: plansim validate scenarios/ experiments/churn-vs-count.yaml
+
+Exit codes: 0 valid; 2 invalid.")]
     Validate(validate_cmd::ValidateArgs),
     /// Compare two results (summary.csv files or directories) metric by metric.
+    #[command(after_help = "\
+Example: plansim diff results/ /tmp/after --only violations,claim_failures
+
+Exit codes: 0 same; 1 differs; 2 bad input.")]
     Diff(diff_cmd::DiffArgs),
     /// Run a capacity-planning experiment: a grid of scenario variants x seeds x policies.
+    #[command(after_help = "\
+Example: plansim sweep experiments/churn-vs-count.yaml -j 2 -o /tmp/churn
+
+Exit codes: 0 ok; 2 bad input; 130 interrupted (Ctrl-C: continue with --resume).")]
     Sweep(sweep_cmd::SweepArgs),
     /// Combine the directories of a sharded sweep into the output of one sweep.
+    #[command(after_help = "\
+Example: plansim merge /shared/sweep/shard-* -o /shared/sweep/merged
+
+Exit codes: 0 ok; 2 bad input, or shards missing or given twice.")]
     Merge(sweep_cmd::MergeArgs),
+    /// Print a shell completion script: plansim completions bash|zsh|fish.
+    #[command(after_help = "\
+Example: plansim completions bash > ~/.local/share/bash-completion/completions/plansim
+
+Exit codes: 0 ok; 2 unknown shell.")]
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: CompletionShell,
+    },
+    /// Print plansim's man page (roff) to stdout.
+    #[command(after_help = "\
+Example: plansim man > plansim.1 && man ./plansim.1
+
+Exit codes: 0 ok.")]
+    Man,
+}
+
+/// The shells `plansim completions` writes for.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 pub fn main() -> ExitCode {
@@ -61,8 +117,37 @@ pub fn main() -> ExitCode {
         Command::Diff(args) => diff_cmd::run(args),
         Command::Sweep(args) => sweep_cmd::run(args),
         Command::Merge(args) => sweep_cmd::merge(args),
+        Command::Completions { shell } => completions(shell),
+        Command::Man => man_page(),
     };
     ExitCode::from(code)
+}
+
+fn completions(shell: CompletionShell) -> u8 {
+    use clap_complete::Shell;
+    let shell = match shell {
+        CompletionShell::Bash => Shell::Bash,
+        CompletionShell::Zsh => Shell::Zsh,
+        CompletionShell::Fish => Shell::Fish,
+    };
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "plansim", &mut script);
+    out(&String::from_utf8_lossy(&script));
+    EXIT_OK
+}
+
+fn man_page() -> u8 {
+    let mut page = Vec::new();
+    match clap_mangen::Man::new(Cli::command()).render(&mut page) {
+        Ok(()) => {
+            out(&String::from_utf8_lossy(&page));
+            EXIT_OK
+        }
+        Err(err) => {
+            eprintln!("cannot render the man page: {err}");
+            EXIT_BAD_INPUT
+        }
+    }
 }
 
 static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -103,8 +188,8 @@ const MAX_SEEDS: u64 = 1_000_000;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Seeds(pub Vec<u64>);
 
-/// Parses `--seeds`: a count `N` (seeds 0..N-1), a list `1,5,9`, or a
-/// half-open range `A..B`.
+/// Parses `--seeds`: a count `N` (seeds 0..N-1), a list `1,5,9`, a
+/// half-open range `A..B` (B excluded, as in Rust) or `A..=B` (B included).
 fn parse_seeds(text: &str) -> Result<Seeds, String> {
     let number = |s: &str| {
         s.trim()
@@ -112,9 +197,20 @@ fn parse_seeds(text: &str) -> Result<Seeds, String> {
             .map_err(|_| format!("\"{s}\" is not a seed (a whole number of at least 0)"))
     };
     let seeds: Vec<u64> = if let Some((from, to)) = text.split_once("..") {
-        let (from, to) = (number(from)?, number(to)?);
+        let (from, to) = match to.strip_prefix('=') {
+            // A..=B is A..B+1; B = u64::MAX has no successor, so it is refused.
+            Some(last) => (
+                number(from)?,
+                number(last)?
+                    .checked_add(1)
+                    .ok_or_else(|| format!("seed range {text} ends past the largest seed"))?,
+            ),
+            None => (number(from)?, number(to)?),
+        };
         if from >= to {
-            return Err(format!("empty seed range {text}: write A..B with A < B"));
+            return Err(format!(
+                "empty seed range {text}: write A..B (B excluded) with A < B, or A..=B (B included) with A <= B"
+            ));
         }
         if to - from > MAX_SEEDS {
             return Err(format!("seed range {text} is longer than {MAX_SEEDS}"));
@@ -158,6 +254,10 @@ mod tests {
         assert_eq!(parse_seeds("1,5,9"), Ok(Seeds(vec![1, 5, 9])));
         assert_eq!(parse_seeds("7,"), Ok(Seeds(vec![7])));
         assert_eq!(parse_seeds("10..13"), Ok(Seeds(vec![10, 11, 12])));
+        assert_eq!(parse_seeds("10..=13"), Ok(Seeds(vec![10, 11, 12, 13])));
+        assert_eq!(parse_seeds("5..=5"), Ok(Seeds(vec![5])));
+        assert!(parse_seeds("6..=5").is_err());
+        assert!(parse_seeds("0..=18446744073709551615").is_err());
         assert!(parse_seeds("0").is_err());
         assert!(parse_seeds("5..5").is_err());
         assert!(parse_seeds("1,1").is_err());

@@ -5,12 +5,13 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::inputs::{load_scenarios, scenario_files};
+use super::run_progress;
 use super::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, Seeds, parse_policy, parse_seeds};
 use crate::model::policy::Policy;
 use crate::report::atomic::write_atomic;
 use crate::report::summary::{self, SummaryRow};
 use crate::report::{table, trace_csv};
-use crate::run::{RunPlan, run_scenario};
+use crate::run::{RunPlan, run_scenario_observed};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -21,19 +22,19 @@ pub struct RunArgs {
     #[arg(long = "scheduler", value_name = "NAME", value_parser = parse_policy)]
     schedulers: Vec<Policy>,
     /// Override every scenario's seed.
-    #[arg(long, value_name = "N", conflicts_with = "seeds")]
+    #[arg(short, long, value_name = "N", conflicts_with = "seeds")]
     seed: Option<u64>,
-    /// Run several seeds: a count N (seeds 0..N-1), a list 1,5,9 or a range A..B.
+    /// Run several seeds: a count N (seeds 0..N-1), a list 1,5,9, a range A..B (B excluded) or A..=B (B included).
     #[arg(long, value_name = "SEEDS", value_parser = parse_seeds)]
     seeds: Option<Seeds>,
     /// Write DIR/summary.csv and DIR/comparison.md (and traces with --trace).
-    #[arg(long, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Also write one event log per run beside summary.csv (needs --out).
-    #[arg(long)]
+    #[arg(long, requires = "out")]
     trace: bool,
     /// Print only failed expectations and errors.
-    #[arg(long)]
+    #[arg(short, long)]
     quiet: bool,
 }
 
@@ -60,11 +61,6 @@ pub fn run(args: RunArgs) -> u8 {
         eprintln!("{}: cannot create output directory: {err}", out.display());
         return EXIT_BAD_INPUT;
     }
-    if args.trace && args.out.is_none() {
-        eprintln!(
-            "warning: --trace writes its event logs beside summary.csv; add --out DIR to keep them"
-        );
-    }
     let plan = RunPlan {
         policies: (!args.schedulers.is_empty()).then(|| args.schedulers.clone()),
         seeds: args
@@ -72,7 +68,7 @@ pub fn run(args: RunArgs) -> u8 {
             .clone()
             .map(|s| s.0)
             .or(args.seed.map(|seed| vec![seed])),
-        trace: args.trace && args.out.is_some(),
+        trace: args.trace,
     };
 
     let mut rows: Vec<SummaryRow> = Vec::new();
@@ -82,8 +78,18 @@ pub fn run(args: RunArgs) -> u8 {
     // input writes nothing.
     let all: Vec<_> = scenarios
         .iter()
-        .map(|scenario| run_scenario(scenario, &plan))
+        .map(|scenario| {
+            let runs = plan.policies_for(scenario).len() * plan.seeds_for(scenario).len();
+            let bar = run_progress::bar(scenario, runs, args.quiet);
+            let events = std::sync::atomic::AtomicU64::new(0);
+            let results = run_scenario_observed(scenario, &plan, &|ms, steps| {
+                run_progress::report(&bar, &events, ms, steps);
+            });
+            bar.finish_and_clear();
+            results
+        })
         .collect();
+    let mut written_traces = std::collections::BTreeSet::new();
     let mut stopped = false;
     for (scenario, results) in scenarios.iter().zip(&all) {
         for result in results {
@@ -128,6 +134,7 @@ pub fn run(args: RunArgs) -> u8 {
                         result.row.policy.name(),
                         result.row.seed,
                     );
+                    written_traces.insert(name.clone());
                     if let Err(message) =
                         write(&out.join(name), &trace_csv::render(scenario, trace))
                     {
@@ -151,6 +158,20 @@ pub fn run(args: RunArgs) -> u8 {
             ("comparison.md", comparison.into_bytes()),
         ] {
             if let Err(message) = write(&out.join(name), &bytes) {
+                eprintln!("{message}");
+                return EXIT_BAD_INPUT;
+            }
+        }
+        // Traces of an earlier run in DIR that this run did not write would
+        // read as this run's: remove them (only names plansim writes).
+        match super::traces::remove_stale(out, &written_traces) {
+            Ok(removed) if !removed.is_empty() && !args.quiet => eprintln!(
+                "removed {} trace file(s) of an earlier run from {}",
+                removed.len(),
+                out.display()
+            ),
+            Ok(_) => {}
+            Err(message) => {
                 eprintln!("{message}");
                 return EXIT_BAD_INPUT;
             }

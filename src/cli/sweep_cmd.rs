@@ -10,6 +10,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
+use super::inputs::{FileKind, file_kind};
 use super::{EXIT_BAD_INPUT, EXIT_OK};
 use crate::experiment::grid::{Shard, coord};
 use crate::experiment::spec::{self, Experiment};
@@ -26,10 +27,10 @@ pub struct SweepArgs {
     /// The experiment file.
     experiment: PathBuf,
     /// Worker threads (default: every core). Never changes a byte of output.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
     /// Output directory (default: sweep-<experiment name>).
-    #[arg(long, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Run only the I-th of N disjoint slices of the runs (merge them with `plansim merge`).
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
@@ -38,7 +39,7 @@ pub struct SweepArgs {
     #[arg(long)]
     resume: bool,
     /// No progress bar and no summary lines.
-    #[arg(long)]
+    #[arg(short, long)]
     quiet: bool,
 }
 
@@ -48,10 +49,10 @@ pub struct MergeArgs {
     #[arg(required = true)]
     shards: Vec<PathBuf>,
     /// Where to write the merged results.
-    #[arg(long, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR")]
     out: PathBuf,
     /// No summary lines.
-    #[arg(long)]
+    #[arg(short, long)]
     quiet: bool,
 }
 
@@ -104,6 +105,14 @@ fn header_for(experiment: &Experiment, shard: Shard) -> Header {
 }
 
 fn sweep_command(args: &SweepArgs) -> Result<(), String> {
+    if file_kind(&args.experiment) == FileKind::Scenario {
+        return Err(format!(
+            "{}: this is a scenario file: use plansim run {} (an experiment file names its scenario with `scenario:`; see docs/experiment-format.md)",
+            args.experiment.display(),
+            args.experiment.display()
+        ));
+    }
+    let experiment_file = file_name_of(&args.experiment);
     let experiment = spec::load(&args.experiment, None).map_err(|err| err.to_string())?;
     if !args.quiet {
         for warning in &experiment.warnings {
@@ -121,7 +130,7 @@ fn sweep_command(args: &SweepArgs) -> Result<(), String> {
     let header = header_for(&experiment, shard);
     let (mut done, writer) = match journal::read(&journal_path)? {
         None => {
-            write_inputs(&out, &experiment)?;
+            write_inputs(&out, &experiment, &experiment_file)?;
             (
                 BTreeMap::new(),
                 journal::Writer::create(&journal_path, &header)?,
@@ -168,15 +177,18 @@ fn sweep_command(args: &SweepArgs) -> Result<(), String> {
         return Ok(());
     }
     if !args.quiet {
+        let runs = if shard == Shard::WHOLE {
+            format!("{} runs", done.len())
+        } else {
+            format!(
+                "shard {shard}: {} of {} runs",
+                done.len(),
+                experiment.runs()
+            )
+        };
         eprintln!(
-            "{}: {} runs recorded ({this_time} this time){}",
-            out.display(),
-            done.len(),
-            if shard == Shard::WHOLE {
-                String::new()
-            } else {
-                format!(" for shard {shard} of {} runs", owned)
-            }
+            "{runs} recorded in {} ({this_time} this time)",
+            out.display()
         );
     }
     if shard != Shard::WHOLE {
@@ -327,13 +339,22 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
     write_atomic(path, bytes).map_err(|err| format!("{}: cannot write: {err}", path.display()))
 }
 
-/// Keeps copies of the inputs with the results: provenance, and what `merge` reads.
-fn write_inputs(out: &Path, experiment: &Experiment) -> Result<(), String> {
+/// The file name of a path, for keeping a copy under the same name.
+fn file_name_of(path: &Path) -> String {
+    path.file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "experiment.yaml".to_string())
+}
+
+/// Keeps copies of the inputs with the results: provenance, and what `merge`
+/// reads. The experiment keeps its file name: an experiment without `name:`
+/// is named after its file, and a merge must name it the same.
+fn write_inputs(out: &Path, experiment: &Experiment, experiment_file: &str) -> Result<(), String> {
     let dir = out.join(INPUTS).join("scenario");
     std::fs::create_dir_all(&dir)
         .map_err(|err| format!("{}: cannot create: {err}", dir.display()))?;
     write_file(
-        &out.join(INPUTS).join("experiment.yaml"),
+        &out.join(INPUTS).join(experiment_file),
         experiment.experiment_text.as_bytes(),
     )?;
     write_file(
@@ -342,9 +363,30 @@ fn write_inputs(out: &Path, experiment: &Experiment) -> Result<(), String> {
     )
 }
 
-fn load_inputs(dir: &Path) -> Result<Experiment, String> {
+/// The first `*.yaml` file (by name) directly in `dir`: a sweep keeps one,
+/// its experiment's copy.
+fn yaml_in(dir: &Path) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
+/// The experiment and its file name, from the copies a sweep keeps.
+fn load_inputs(dir: &Path) -> Result<(Experiment, String), String> {
     let inputs = dir.join(INPUTS);
     let scenario_dir = inputs.join("scenario");
+    let experiment_path = yaml_in(&inputs).ok_or_else(|| {
+        format!(
+            "{}: not a sweep directory (no experiment file in {})",
+            dir.display(),
+            inputs.display()
+        )
+    })?;
     let scenario = std::fs::read_dir(&scenario_dir)
         .map_err(|err| {
             format!(
@@ -363,13 +405,16 @@ fn load_inputs(dir: &Path) -> Result<Experiment, String> {
                 scenario_dir.display()
             )
         })?;
-    spec::load(&inputs.join("experiment.yaml"), Some(&scenario)).map_err(|err| err.to_string())
+    let experiment =
+        spec::load(&experiment_path, Some(&scenario)).map_err(|err| err.to_string())?;
+    Ok((experiment, file_name_of(&experiment_path)))
 }
 
 fn merge_command(args: &MergeArgs) -> Result<(), String> {
-    let experiment = load_inputs(&args.shards[0])?;
+    let (experiment, experiment_file) = load_inputs(&args.shards[0])?;
     let header = header_for(&experiment, Shard::WHOLE);
     let mut done: BTreeMap<usize, Metrics> = BTreeMap::new();
+    let mut shards: BTreeMap<String, &PathBuf> = BTreeMap::new();
     for dir in &args.shards {
         let contents = journal::read(&dir.join(journal::FILE_NAME))?
             .ok_or_else(|| format!("{}: no sweep journal here", dir.display()))?;
@@ -380,6 +425,23 @@ fn merge_command(args: &MergeArgs) -> Result<(), String> {
                 dir.display(),
                 args.shards[0].display()
             ));
+        }
+        if let Some(first) = shards.insert(contents.header.shard.clone(), dir) {
+            return Err(format!(
+                "{}: shard {} given twice (also {}); give each shard once",
+                dir.display(),
+                contents.header.shard,
+                first.display()
+            ));
+        }
+        if !args.quiet {
+            eprintln!(
+                "shard {}: {} of {} runs ({})",
+                contents.header.shard,
+                contents.runs.len(),
+                header.runs,
+                dir.display()
+            );
         }
         for (index, metrics) in contents.runs {
             if let Some(previous) = done.insert(index, metrics.clone())
@@ -392,8 +454,40 @@ fn merge_command(args: &MergeArgs) -> Result<(), String> {
             }
         }
     }
+    if let Some(missing) = missing_shards(&shards, header.runs, done.len()) {
+        return Err(missing);
+    }
     std::fs::create_dir_all(&args.out)
         .map_err(|err| format!("{}: cannot create: {err}", args.out.display()))?;
-    write_inputs(&args.out, &experiment)?;
+    write_inputs(&args.out, &experiment, &experiment_file)?;
     finish(&args.out, &experiment, &header, &done, args.quiet)
+}
+
+/// Names the shards a merge lacks ("shard 3/3 missing"), when every shard
+/// given is a slice of the same N; `None` when nothing is missing or the
+/// shards were cut differently (then the first missing run is named).
+fn missing_shards(
+    given: &BTreeMap<String, &PathBuf>,
+    runs: usize,
+    recorded: usize,
+) -> Option<String> {
+    if recorded == runs {
+        return None;
+    }
+    let parsed: Vec<Shard> = given.keys().filter_map(|s| Shard::parse(s).ok()).collect();
+    let count = parsed.first()?.count;
+    if parsed.iter().any(|s| s.count != count) {
+        return None;
+    }
+    let missing: Vec<String> = (1..=count)
+        .filter(|&index| !parsed.contains(&Shard { index, count }))
+        .map(|index| format!("shard {index}/{count} missing"))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{}: {recorded} of {runs} runs present; run the missing shard(s) with plansim sweep EXPERIMENT --shard I/{count} --out DIR, then merge every shard",
+        missing.join(", ")
+    ))
 }

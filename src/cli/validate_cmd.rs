@@ -1,16 +1,18 @@
-//! `plansim validate PATH...`
+//! `plansim validate PATH...`: scenarios are loaded and checked; an
+//! experiment file has every grid point built and checked (a dry run of
+//! `plansim sweep` that prints how many runs it would make).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::inputs::scenario_files;
+use super::inputs::{FileKind, file_kind, scenario_files};
 use super::{EXIT_BAD_INPUT, EXIT_OK};
 use crate::scenario::load_file;
 
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
-    /// Scenario files, or directories of *.yaml files.
+    /// Scenario or experiment files, or directories of *.yaml files.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
 }
@@ -25,6 +27,13 @@ pub fn run(args: ValidateArgs) -> u8 {
     };
     let mut code = EXIT_OK;
     for file in &files {
+        if file_kind(file) == FileKind::Experiment {
+            if let Err(message) = validate_experiment(file) {
+                eprintln!("{message}");
+                code = EXIT_BAD_INPUT;
+            }
+            continue;
+        }
         match load_file(file) {
             Ok(scenario) => {
                 let allocations: u64 = scenario
@@ -51,4 +60,23 @@ pub fn run(args: ValidateArgs) -> u8 {
         }
     }
     code
+}
+
+/// Builds and checks every grid point of an experiment without running it.
+fn validate_experiment(file: &std::path::Path) -> Result<(), String> {
+    let experiment = crate::experiment::spec::load(file, None).map_err(|err| err.to_string())?;
+    for warning in &experiment.warnings {
+        eprintln!("warning: {warning}");
+    }
+    super::out(&format!(
+        "ok {}: this is an experiment file ({}): {} grid points x {} policies x {} seeds = {} runs, every grid point valid; run it with plansim sweep {}\n",
+        file.display(),
+        experiment.name,
+        experiment.points.len(),
+        experiment.policies.len(),
+        experiment.seeds.len(),
+        experiment.runs(),
+        file.display()
+    ));
+    Ok(())
 }

@@ -362,7 +362,7 @@ reschedules,violations,violation_seconds,rejected_jobs,evals,plans,plan_rejectio
     fn wrong_columns_are_named() {
         let err = parse(b"scenario,policy,seed\n", "t.csv").unwrap_err();
         assert!(
-            err.contains("column 2 is \"policy\" but the contract puts \"scheduler\" there"),
+            err.contains("column 2 is \"policy\" but summary.csv has \"scheduler\" there"),
             "{err}"
         );
         let err = parse(b"scenario,scheduler,seed,desired\n", "t.csv").unwrap_err();

@@ -79,7 +79,7 @@ pub fn parse(bytes: &[u8], label: &str) -> Result<ResultsTable, String> {
             Some(actual) if actual == expected => {}
             Some(actual) => {
                 return Err(format!(
-                    "{label}: column {} is \"{actual}\" but the contract puts \"{expected}\" there (required columns, in order: {})",
+                    "{label}: column {} is \"{actual}\" but summary.csv has \"{expected}\" there (required columns, in order: {}; see docs/results-format.md)",
                     index + 1,
                     required.join(",")
                 ));

@@ -1,6 +1,6 @@
 //! The outputs of a finished sweep, as bytes: runs.csv, aggregate.csv,
-//! paired.csv, one SVG chart per (varied parameter, main metric) and an
-//! index.html that shows them. They depend only on the experiment and the
+//! aggregate-long.csv, paired.csv, paired-pooled.csv, one SVG chart per
+//! (varied parameter, charted metric) and an index.html that shows them. They depend only on the experiment and the
 //! set of run results, never on the order runs finished in.
 
 use std::fmt::Write;
@@ -32,7 +32,15 @@ pub fn render_all(experiment: &Experiment, runs: &[Metrics]) -> Result<SweepOutp
             "aggregate.csv".to_string(),
             aggregate_csv(experiment, &aggregates),
         ),
+        (
+            "aggregate-long.csv".to_string(),
+            aggregate_long_csv(experiment, &aggregates),
+        ),
         ("paired.csv".to_string(), paired_csv(experiment, &paired)),
+        (
+            "paired-pooled.csv".to_string(),
+            paired_pooled_csv(experiment, &paired),
+        ),
     ];
     let mut charts = Vec::new();
     for (key_index, key) in experiment.vary.iter().enumerate() {
@@ -41,6 +49,9 @@ pub fn render_all(experiment: &Experiment, runs: &[Metrics]) -> Result<SweepOutp
             .iter()
             .map(crate::experiment::path::render_value)
             .collect();
+        // Numbers are placed by value (3, 5, 8 spaced 2 then 3); anything
+        // else (booleans, names, a mix) one slot per value, in file order.
+        let numbers: Option<Vec<f64>> = key.values.iter().map(serde_json::Value::as_f64).collect();
         for &metric in &experiment.charted {
             let series = aggregate::marginal(&table, key_index, metric);
             let title = format!("{} vs {}", metric.name(), key.key);
@@ -49,6 +60,7 @@ pub fn render_all(experiment: &Experiment, runs: &[Metrics]) -> Result<SweepOutp
                 &key.key,
                 &format!("{} (mean, 95% CI)", metric.name()),
                 &labels,
+                numbers.as_deref(),
                 &series,
             )?;
             let name = format!(
@@ -165,56 +177,119 @@ pub fn aggregate_csv(experiment: &Experiment, rows: &[aggregate::AggregateRow]) 
     csv_bytes(std::iter::once(header).chain(body))
 }
 
-/// paired.csv: `candidate - baseline` per grid point (and pooled over all
-/// points, marked `*`), on the same seeds.
-pub fn paired_csv(experiment: &Experiment, rows: &[PairedRow]) -> Vec<u8> {
-    let mut header: Vec<String> = vec!["scenario".into()];
+/// aggregate-long.csv: aggregate.csv in long form, one row per (grid
+/// point, policy, metric, statistic), for tools that filter rather than
+/// pick columns. `point` numbers the grid points from 0 in grid order;
+/// `first_full_s` adds the statistic `reached`. An empty value is a
+/// statistic that does not exist (no run reached the metric; a CI of one run).
+pub fn aggregate_long_csv(experiment: &Experiment, rows: &[aggregate::AggregateRow]) -> Vec<u8> {
+    let mut header: Vec<String> = vec!["scenario".into(), "point".into()];
     header.extend(vary_header(experiment));
-    header.extend(
-        [
-            "baseline",
-            "candidate",
-            "metric",
-            "pairs",
-            "mean_difference",
-            "ci95",
-            "min",
-            "max",
-        ]
-        .map(String::from),
-    );
-    let scenario = experiment
+    header.extend(["scheduler", "runs", "metric", "stat", "value"].map(String::from));
+    let body = rows.iter().flat_map(|row| {
+        let mut key = vec![
+            experiment.points[row.point].scenario.name.clone(),
+            row.point.to_string(),
+        ];
+        key.extend(experiment.point_values(row.point));
+        key.extend([row.policy.name().to_string(), row.runs.to_string()]);
+        Metric::ALL
+            .iter()
+            .zip(&row.metrics)
+            .flat_map(move |(metric, (summary, reached))| {
+                let mut stats: Vec<(&str, String)> = STATS
+                    .iter()
+                    .copied()
+                    .zip(summary_fields(summary.as_ref()))
+                    .collect();
+                if *metric == Metric::FirstFullS {
+                    stats.push(("reached", reached.to_string()));
+                }
+                let key = key.clone();
+                stats.into_iter().map(move |(stat, value)| {
+                    let mut fields = key.clone();
+                    fields.extend([metric.name().to_string(), stat.to_string(), value]);
+                    fields
+                })
+            })
+    });
+    csv_bytes(std::iter::once(header).chain(body))
+}
+
+/// The columns after the point's identity in paired.csv and paired-pooled.csv.
+const PAIRED_COLUMNS: [&str; 8] = [
+    "baseline",
+    "candidate",
+    "metric",
+    "pairs",
+    "mean_difference",
+    "ci95",
+    "min",
+    "max",
+];
+
+fn paired_fields(row: &PairedRow) -> [String; 8] {
+    let (pairs, mean, ci95, min, max) = match &row.difference {
+        None => (
+            "0".to_string(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ),
+        Some(s) => (
+            s.n.to_string(),
+            fmt3(s.mean),
+            s.ci95.map(fmt3).unwrap_or_default(),
+            fmt3(s.min),
+            fmt3(s.max),
+        ),
+    };
+    [
+        row.baseline.name().to_string(),
+        row.candidate.name().to_string(),
+        row.metric.name().to_string(),
+        pairs,
+        mean,
+        ci95,
+        min,
+        max,
+    ]
+}
+
+fn experiment_scenario(experiment: &Experiment) -> String {
+    experiment
         .points
         .first()
         .map(|p| p.scenario.name.clone())
-        .unwrap_or_default();
-    let body = rows.iter().map(|row| {
+        .unwrap_or_default()
+}
+
+/// paired.csv: `candidate - baseline` per grid point, on the same seeds.
+/// The vary columns hold only the grid's values, so typed readers keep
+/// them numeric; the pooled rows are in paired-pooled.csv.
+pub fn paired_csv(experiment: &Experiment, rows: &[PairedRow]) -> Vec<u8> {
+    let mut header: Vec<String> = vec!["scenario".into()];
+    header.extend(vary_header(experiment));
+    header.extend(PAIRED_COLUMNS.map(String::from));
+    let scenario = experiment_scenario(experiment);
+    let body = rows.iter().filter_map(|row| {
         let mut fields = vec![scenario.clone()];
-        match row.point {
-            Some(point) => fields.extend(experiment.point_values(point)),
-            None => fields.extend(experiment.vary.iter().map(|_| "*".to_string())),
-        }
-        fields.extend([
-            row.baseline.name().to_string(),
-            row.candidate.name().to_string(),
-            row.metric.name().to_string(),
-        ]);
-        match &row.difference {
-            None => fields.extend([
-                "0".to_string(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ]),
-            Some(s) => fields.extend([
-                s.n.to_string(),
-                fmt3(s.mean),
-                s.ci95.map(fmt3).unwrap_or_default(),
-                fmt3(s.min),
-                fmt3(s.max),
-            ]),
-        }
+        fields.extend(experiment.point_values(row.point?));
+        fields.extend(paired_fields(row));
+        Some(fields)
+    });
+    csv_bytes(std::iter::once(header).chain(body))
+}
+
+/// paired-pooled.csv: the same differences pooled over every grid point.
+pub fn paired_pooled_csv(experiment: &Experiment, rows: &[PairedRow]) -> Vec<u8> {
+    let mut header: Vec<String> = vec!["scenario".into()];
+    header.extend(PAIRED_COLUMNS.map(String::from));
+    let scenario = experiment_scenario(experiment);
+    let body = rows.iter().filter(|row| row.point.is_none()).map(|row| {
+        let mut fields = vec![scenario.clone()];
+        fields.extend(paired_fields(row));
         fields
     });
     csv_bytes(std::iter::once(header).chain(body))
@@ -282,7 +357,9 @@ fn index_html(
     let _ = writeln!(
         html,
         "<p>{} runs: {} grid points x {} policies ({}) x {} seeds. Files: \
-         <a href=\"runs.csv\">runs.csv</a>, <a href=\"aggregate.csv\">aggregate.csv</a>, <a href=\"paired.csv\">paired.csv</a>.</p>",
+         <a href=\"runs.csv\">runs.csv</a>, <a href=\"aggregate.csv\">aggregate.csv</a>, \
+         <a href=\"aggregate-long.csv\">aggregate-long.csv</a>, <a href=\"paired.csv\">paired.csv</a>, \
+         <a href=\"paired-pooled.csv\">paired-pooled.csv</a>.</p>",
         experiment.runs(),
         experiment.points.len(),
         policies.len(),

@@ -74,8 +74,22 @@ impl RunOptions {
 
 /// Replays `scenario` under one policy and seed.
 pub fn simulate(scenario: &Scenario, options: RunOptions) -> RunOutput {
+    simulate_observed(scenario, options, &mut |_, _| {})
+}
+
+/// Queue entries between two calls of a progress observer.
+pub const PROGRESS_EVERY: u64 = 1 << 14;
+
+/// As [`simulate`], calling `progress(simulated time, queue entries so far)`
+/// every [`PROGRESS_EVERY`] entries, for a progress display. The observer
+/// sees the run but cannot change it: results are the same bytes.
+pub fn simulate_observed(
+    scenario: &Scenario,
+    options: RunOptions,
+    progress: &mut dyn FnMut(Millis, u64),
+) -> RunOutput {
     let mut sim = Simulation::new(scenario, options);
-    sim.run();
+    sim.run(progress);
     sim.finish()
 }
 
@@ -214,7 +228,7 @@ impl<'s> Simulation<'s> {
         self.at(self.now() + delay, event);
     }
 
-    fn run(&mut self) {
+    fn run(&mut self, progress: &mut dyn FnMut(Millis, u64)) {
         let horizon = self.scenario.horizon;
         while let Some((_, event)) = self.queue.pop_until(horizon) {
             if self.steps >= self.options.max_events {
@@ -227,6 +241,9 @@ impl<'s> Simulation<'s> {
                 return;
             }
             self.steps += 1;
+            if self.steps.is_multiple_of(PROGRESS_EVERY) {
+                progress(self.now(), self.steps);
+            }
             self.handle(event);
             self.note_full_placement();
             if self.options.check_invariants {
