@@ -74,7 +74,13 @@ cleanup() {
   local status=$?
   trap - EXIT INT TERM
   if [ -n "$job_id" ] && [ ${#pids[@]} -ge 2 ]; then
+    # Cancel the array and give its tasks' slurmstepd a moment to end
+    # before slurmd goes.
     scancel "$job_id" 2>/dev/null || true
+    for _ in $(seq 50); do
+      [ -z "$(squeue -h -j "$job_id" -t running,completing 2>/dev/null)" ] && break
+      sleep 0.2
+    done
   fi
   # Stop in reverse order of start (slurmd, slurmctld, munged), by PID.
   local i pid
@@ -96,8 +102,8 @@ cleanup() {
   exit "$status"
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap 'echo "slurm-e2e: interrupted" >&2; exit 130' INT
+trap 'echo "slurm-e2e: terminated" >&2; exit 143' TERM
 
 logs_tail() {
   local log
@@ -173,8 +179,6 @@ StateSaveLocation=$tmp/state
 SlurmdSpoolDir=$tmp/spool
 SlurmctldPidFile=$tmp/slurmctld.pid
 SlurmdPidFile=$tmp/slurmd.pid
-SlurmctldLogFile=$tmp/log/slurmctld.log
-SlurmdLogFile=$tmp/log/slurmd.log
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
@@ -193,11 +197,13 @@ NodeName=localhost NodeAddr=127.0.0.1 $node_hw State=UNKNOWN
 PartitionName=e2e Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 CONF
 
-slurmctld -D -f "$SLURM_CONF" >>"$tmp/log/slurmctld.stderr.log" 2>&1 &
+# In the foreground (-D), so the PID is the daemon; it logs to stderr.
+slurmctld -D -f "$SLURM_CONF" >>"$tmp/log/slurmctld.log" 2>&1 &
 pids+=($!)
 names+=(slurmctld)
-wait_for "slurmctld to answer" scontrol ping -q
-slurmd -D -N localhost -f "$SLURM_CONF" >>"$tmp/log/slurmd.stderr.log" 2>&1 &
+ctld_up() { scontrol ping 2>/dev/null | grep -q "is UP"; }
+wait_for "slurmctld to answer" ctld_up
+slurmd -D -N localhost -f "$SLURM_CONF" >>"$tmp/log/slurmd.log" 2>&1 &
 pids+=($!)
 names+=(slurmd)
 node_idle() { [ "$(sinfo -h -n localhost -o %T 2>/dev/null)" = idle ]; }
