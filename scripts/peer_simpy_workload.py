@@ -14,7 +14,7 @@ the limit iterator (score_limit, the skip threshold, the iterator offset and
 first-best on ties, as select_node in src/sim/scheduler.rs).
 
 Usage: python peer_simpy_workload.py SCENARIO.yaml [--seed N]
-                 [--exact-shuffle] [--trace FILE]
+                 [--exact-shuffle] [--trace FILE] [--libm-pow]
 Prints one line: the counts plansim reports (placed, evals, plans, events,
 first_full_s) and the seconds the simulation took.
 
@@ -37,8 +37,7 @@ import simpy
 import yaml
 
 LN_10 = 2.302585092994046  # std::f64::consts::LN_10
-INVERSE = [1.0, 1.0, 1.0 / 2.0, 1.0 / 3.0, 1.0 / 4.0, 1.0 / 5.0, 1.0 / 6.0,
-           1.0 / 7.0, 1.0 / 8.0, 1.0 / 9.0, 1.0 / 10.0]
+INV_3, INV_6, INV_7, INV_9 = 1.0 / 3.0, 1.0 / 6.0, 1.0 / 7.0, 1.0 / 9.0
 SKIP_THRESHOLD = 0.0
 MAX_SKIP = 3
 MAX_SERVICE_ATTEMPTS = 5
@@ -55,15 +54,25 @@ U64_MAX = (1 << 64) - 1
 
 def pow10_unit(x):
     """10^x for x in [0, 1] with the operations of rank.rs pow10_unit, in
-    the same order, so the result is the same double."""
+    the same order, so the result is the same double. Written out (the
+    Horner steps unrolled; x >= 0, so |y| is y) because it is the model's
+    hottest function."""
     y = x * LN_10
     squarings = 0
-    while abs(y) > 0.125:
+    while y > 0.125:
         y *= 0.5
         squarings += 1
-    total = 1.0
-    for inverse in reversed(INVERSE[1:]):
-        total = 1.0 + y * inverse * total
+    # Horner's rule from 1/10 down to 1/1; the first step's `* 1.0` is exact.
+    total = 1.0 + y * 0.1
+    total = 1.0 + y * INV_9 * total
+    total = 1.0 + y * 0.125 * total
+    total = 1.0 + y * INV_7 * total
+    total = 1.0 + y * INV_6 * total
+    total = 1.0 + y * 0.2 * total
+    total = 1.0 + y * 0.25 * total
+    total = 1.0 + y * INV_3 * total
+    total = 1.0 + y * 0.5 * total
+    total = 1.0 + y * 1.0 * total
     for _ in range(squarings):
         total *= total
     return total
@@ -73,11 +82,15 @@ def clamp(x, low, high):
     return low if x < low else high if x > high else x
 
 
-def binpack_score(used_cpu, cpu, used_memory, memory):
+def binpack_score(used_cpu, cpu, used_memory, memory, pow10=pow10_unit):
     free_cpu = 1.0 - used_cpu / cpu
     free_memory = 1.0 - used_memory / memory
-    total = pow10_unit(clamp(free_cpu, 0.0, 1.0)) + pow10_unit(clamp(free_memory, 0.0, 1.0))
+    total = pow10(clamp(free_cpu, 0.0, 1.0)) + pow10(clamp(free_memory, 0.0, 1.0))
     return clamp(20.0 - total, 0.0, 18.0) / 18.0
+
+
+def libm_pow10(x):
+    return 10.0 ** x
 
 
 def score_limit(candidates, batch):
@@ -211,8 +224,9 @@ class Workload:
 
 
 class Cluster:
-    def __init__(self, env, workload, seed, exact_shuffle, trace):
+    def __init__(self, env, workload, seed, exact_shuffle, trace, pow10):
         self.env = env
+        self.pow10 = pow10
         self.w = workload
         n = len(workload.node_names)
         self.used_cpu = [0] * n
@@ -361,11 +375,13 @@ class Cluster:
             return CPU_EXHAUSTED
         if used_memory > self.w.node_memory[node]:
             return MEMORY_EXHAUSTED
-        scores = [binpack_score(used_cpu, self.w.node_cpu[node], used_memory, self.w.node_memory[node])]
+        fitness = binpack_score(used_cpu, self.w.node_cpu[node], used_memory,
+                                self.w.node_memory[node], self.pow10)
         collisions = self.job_allocs[node].get(job, 0) + context["on_node"].get(node, 0)
-        if collisions > 0:
-            scores.append(-(float(collisions) + 1.0) / count)
-        return sum(scores) / len(scores)
+        if collisions == 0:
+            return fitness
+        # The mean of the two scores (rank.rs final_score), same bits.
+        return (fitness + -(float(collisions) + 1.0) / count) / 2.0
 
     # --- the plan applier -----------------------------------------------------
 
@@ -422,6 +438,9 @@ def main():
     parser.add_argument("--exact-shuffle", action="store_true",
                         help="use plansim's ChaCha8 node shuffle (for --trace comparisons)")
     parser.add_argument("--trace", help="write the event log in plansim's trace format")
+    parser.add_argument("--libm-pow", action="store_true",
+                        help="score with Python's 10 ** x instead of plansim's series: faster, "
+                             "not bit-identical (a last-bit difference can flip a tie)")
     args = parser.parse_args()
     workload = Workload(args.scenario)
     seed = workload.seed if args.seed is None else args.seed
@@ -431,7 +450,8 @@ def main():
         trace.write("time_s,event,job,group,alloc,node,volume,detail\n")
     started = time.perf_counter()
     env = simpy.Environment()
-    cluster = Cluster(env, workload, seed, args.exact_shuffle, trace)
+    pow10 = libm_pow10 if args.libm_pow else pow10_unit
+    cluster = Cluster(env, workload, seed, args.exact_shuffle, trace, pow10)
     env.run(until=workload.horizon + 1)
     seconds = time.perf_counter() - started
     if trace is not None:
