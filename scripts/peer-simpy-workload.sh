@@ -20,11 +20,15 @@
 #              of plansim's bit-exact series (the exactness check still uses
 #              the series).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-scenario="${1:-scenarios/scale/workload-100x1000.yaml}"
+scenario=""
+if [ $# -ge 1 ]; then
+  [ -f "$1" ] || { echo "no scenario file $1" >&2; exit 2; }
+  scenario="$(realpath "$1")"
+fi
 reps="${2:-3}"
 [[ "$reps" =~ ^[1-9][0-9]*$ ]] || { echo "REPS must be a positive integer, got '$reps'" >&2; exit 2; }
-[ -f "$scenario" ] || { echo "no scenario file $scenario" >&2; exit 2; }
+cd "$(dirname "$0")/.."
+scenario="${scenario:-scenarios/scale/workload-100x1000.yaml}"
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (Debian package: time)" >&2; exit 1; }
 
 venv=target/peer-venv

@@ -16,16 +16,20 @@
 #              SLURM_E2E_PORT      slurmctld's port; slurmd uses the next (default 6817)
 #              SLURM_E2E_KEEP=1    keep the temporary directory
 set -euo pipefail
+experiment=""
+if [ $# -ge 1 ]; then
+  [ -f "$1" ] || { echo "no experiment file $1" >&2; exit 2; }
+  experiment="$(realpath "$1")"
+fi
+shards="${2:-4}"
 cd "$(dirname "$0")/.."
 repo="$PWD"
-experiment="${1:-experiments/churn-vs-count.yaml}"
-shards="${2:-4}"
+experiment="${experiment:-$repo/experiments/churn-vs-count.yaml}"
 wait_s="${SLURM_E2E_TIMEOUT:-300}"
 ctld_port="${SLURM_E2E_PORT:-6817}"
 slurmd_port=$((ctld_port + 1))
 
 [[ "$shards" =~ ^[1-9][0-9]*$ ]] || { echo "SHARDS must be a positive integer, got '$shards'" >&2; exit 2; }
-[ -f "$experiment" ] || { echo "no experiment file $experiment" >&2; exit 2; }
 
 started=$(date +%s.%N)
 phase_start=$started
