@@ -243,7 +243,7 @@ class Cluster:
         self.running = [0] * len(workload.jobs)
         self.unsatisfied = 0
         self.submitted = 0
-        self.alloc_node = []
+        self.allocs = 0  # allocation ids handed out
         self.idle = list(range(workload.workers))
         self.wake = [env.event() for _ in range(workload.workers)]
         self.trace = trace
@@ -412,8 +412,8 @@ class Cluster:
         return fully_applied
 
     def commit(self, job, index, node, cpu, memory):
-        alloc = len(self.alloc_node)
-        self.alloc_node.append(node)
+        alloc = self.allocs
+        self.allocs += 1
         self.used_cpu[node] += cpu
         self.used_memory[node] += memory
         allocs = self.job_allocs[node]
@@ -421,11 +421,11 @@ class Cluster:
         self.latest[job][index] = alloc
         self.counts["placed"] += 1
         self.record("placed", job, index, node)
-        self.env.process(self.allocation(alloc, job, index, node))
+        self.env.process(self.allocation(job, index, node))
 
     # --- the client -----------------------------------------------------------
 
-    def allocation(self, alloc, job, index, node):
+    def allocation(self, job, index, node):
         yield self.env.timeout(self.w.pull_delay)
         self.running[job] += 1
         self.record("running", job, index, node)
