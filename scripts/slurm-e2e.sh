@@ -71,18 +71,18 @@ chmod 755 "$tmp"
 mkdir -p "$tmp"/{munge,state,spool,log,out}
 chmod 755 "$tmp/munge"
 pids=()
-job_id=""
+job_ids=()
 export SLURM_CONF="$tmp/slurm.conf"
 
 cleanup() {
   local status=$?
   trap - EXIT INT TERM
-  if [ -n "$job_id" ] && [ ${#pids[@]} -ge 2 ]; then
-    # Cancel the array and give its tasks' slurmstepd a moment to end
-    # before slurmd goes.
-    scancel "$job_id" 2>/dev/null || true
+  if [ ${#job_ids[@]} -gt 0 ] && [ ${#pids[@]} -ge 2 ]; then
+    # Cancel the jobs and give their slurmstepd a moment to end before
+    # slurmd goes.
+    scancel "${job_ids[@]}" 2>/dev/null || true
     for _ in $(seq 50); do
-      [ -z "$(squeue -h -j "$job_id" -t running,completing 2>/dev/null)" ] && break
+      [ -z "$(squeue -h -t running,completing 2>/dev/null)" ] && break
       sleep 0.2
     done
   fi
@@ -214,34 +214,46 @@ node_idle() { [ "$(sinfo -h -n localhost -o %T 2>/dev/null)" = idle ]; }
 wait_for "node localhost to be idle in sinfo" node_idle
 phase "cluster up (munged, slurmctld, slurmd)"
 
-# --- the sweep as a job array ---------------------------------------------------
+# --- the sweep: an array of shards, and a merge job that waits for it -------------
+# The README's two sbatch lines, plus log files and the binary's path.
 out="$tmp/out"
-job_id="$(sbatch --parsable --array="1-$shards" --chdir="$repo" \
+array_id="$(sbatch --parsable --array="1-$shards" --chdir="$repo" \
   --output="$tmp/log/task-%A_%a.out" --export="ALL,PLANSIM=$plansim" \
   scripts/slurm/sweep-shard.sbatch "$experiment" "$out")"
-job_id="${job_id%%;*}"
-echo "slurm-e2e: submitted array job $job_id (tasks 1-$shards)"
-# Every task listed (-r: one line per task) in a final state.
-states() { squeue -h -r -t all -j "$job_id" -o '%K %T' 2>/dev/null | sort -n; }
-array_done() {
-  local lines
-  lines="$(states)"
-  [ "$(grep -cE ' (COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED)$' <<<"$lines")" = "$shards" ]
-}
-wait_for "array job $job_id to finish" array_done
-if [ "$(states | grep -c ' COMPLETED$')" != "$shards" ]; then
-  states >&2
-  for task_log in "$tmp"/log/task-*.out; do
-    echo "--- $(basename "$task_log") ---" >&2
-    tail -n 20 "$task_log" >&2
-  done
-  fail "not every task of array job $job_id completed"
-fi
-phase "array job ($shards tasks)"
+array_id="${array_id%%;*}"
+job_ids+=("$array_id")
+merge_id="$(sbatch --parsable --dependency="afterok:$array_id" --chdir="$repo" \
+  --output="$tmp/log/merge-%j.out" --job-name=plansim-merge \
+  --wrap "$(printf '%q' "$plansim") merge $(printf '%q' "$out")/shard-* --out $(printf '%q' "$out/merged") --quiet")"
+merge_id="${merge_id%%;*}"
+job_ids+=("$merge_id")
+echo "slurm-e2e: submitted array job $array_id (tasks 1-$shards) and merge job $merge_id after it"
 
-"$plansim" merge "$out"/shard-* --out "$out/merged" --quiet
+final='COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED'
+# "TASK STATE" for each task of job $1 (-r: one line per array task).
+states() { squeue -h -r -t all -j "$1" -o '%K %T' 2>/dev/null | sort -n; }
+# Whether all $2 tasks of job $1 are in a final state.
+finished() { [ "$(states "$1" | grep -cE " ($final)\$")" = "$2" ]; }
+# Fails, showing the jobs' output, unless all $2 tasks of job $1 completed.
+completed() {
+  [ "$(states "$1" | grep -c ' COMPLETED$')" = "$2" ] && return 0
+  states "$1" >&2
+  local log
+  for log in "$tmp"/log/*.out; do
+    echo "--- $(basename "$log") ---" >&2
+    tail -n 20 "$log" >&2
+  done
+  fail "job $1: not every task completed"
+}
+wait_for "array job $array_id to finish" finished "$array_id" "$shards"
+completed "$array_id" "$shards"
+phase "array job ($shards tasks)"
+wait_for "merge job $merge_id to finish" finished "$merge_id" 1
+completed "$merge_id" 1
+phase "merge job"
+
 "$plansim" sweep "$experiment" --quiet --out "$out/whole"
-phase "merge + unsharded sweep"
+phase "unsharded sweep"
 if ! diff -r "$out/merged" "$out/whole"; then
   fail "the merged shards differ from the unsharded sweep (above)"
 fi
