@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end check of sharded sweeps on a real Slurm: a one-node cluster on
 # localhost (munged, slurmctld, slurmd, select/cons_tres), a sweep submitted
-# as a job array with one shard per task, the shards merged, and the merged
-# output compared byte for byte with the same sweep run unsharded.
+# as a job array with one shard per task (scripts/slurm/sweep-shard.sbatch),
+# the shards merged by a job that waits for the array, and the merged output
+# compared byte for byte with the same sweep run unsharded.
 #
 # Installs Debian's slurm-wlm and munge when they are missing (needs root).
 # Everything else lives in a temporary directory: the configuration, a
