@@ -18,7 +18,9 @@
 #   (default scenarios/scale/workload-100x1000.yaml, 3 repetitions)
 # Environment: PEER_LIBM_POW=1  time the model with Python's 10 ** x instead
 #              of plansim's bit-exact series (the exactness check still uses
-#              the series).
+#              the series). A last-bit difference can flip a tie between two
+#              nodes, so on a workload where plans collide the counts can
+#              then differ; on the default workload they do not.
 set -euo pipefail
 scenario=""
 if [ $# -ge 1 ]; then
