@@ -62,7 +62,7 @@ phase "packages"
 
 # --- the binary every task runs ----------------------------------------------
 cargo build --release --locked --quiet
-plansim="$repo/target/release/plansim"
+plansim="${CARGO_TARGET_DIR:-$repo/target}/release/plansim"
 phase "cargo build --release --locked"
 
 # --- temporary cluster --------------------------------------------------------
