@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::model::scenario::Scenario;
-use crate::scenario::{LoadError, load_file};
+use crate::scenario::{LoadError, load_file_with_warnings};
 
 /// Expands each path: a directory stands for its `*.yaml` and `*.yml` files, sorted.
 pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
@@ -39,13 +39,14 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Loads every file, reporting every bad one (not just the first).
-pub fn load_scenarios(files: &[PathBuf]) -> Result<Vec<Scenario>, Vec<LoadError>> {
+/// Warnings go to stderr, or with `strict` are errors.
+pub fn load_scenarios(files: &[PathBuf], strict: bool) -> Result<Vec<Scenario>, Vec<LoadError>> {
     let mut scenarios = Vec::new();
     let mut errors = Vec::new();
     for file in files {
-        match load_file(file) {
+        match load_checked(file, strict) {
             Ok(scenario) => scenarios.push((file.as_path(), scenario)),
-            Err(err) => errors.push(err),
+            Err(mut errs) => errors.append(&mut errs),
         }
     }
     let mut seen: BTreeMap<String, &Path> = BTreeMap::new();
@@ -67,4 +68,23 @@ pub fn load_scenarios(files: &[PathBuf]) -> Result<Vec<Scenario>, Vec<LoadError>
     } else {
         Err(errors)
     }
+}
+
+/// Loads one scenario. Its warnings are printed to stderr; with `strict`
+/// they are the errors that refuse it.
+pub fn load_checked(file: &Path, strict: bool) -> Result<Scenario, Vec<LoadError>> {
+    let (scenario, warnings) = load_file_with_warnings(file).map_err(|err| vec![err])?;
+    if strict && !warnings.is_empty() {
+        return Err(warnings
+            .into_iter()
+            .map(|mut w| {
+                w.message = format!("{} (an error under --strict)", w.message);
+                w
+            })
+            .collect());
+    }
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(scenario)
 }

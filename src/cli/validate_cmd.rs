@@ -4,15 +4,18 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::inputs::scenario_files;
+use super::inputs::{load_checked, scenario_files};
 use super::{EXIT_BAD_INPUT, EXIT_OK};
-use crate::scenario::load_file;
 
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
     /// Scenario files, or directories of *.yaml files.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
+    /// Refuse a scenario with warnings (fields of Nomad files that can change
+    /// placement and that plansim does not model).
+    #[arg(long)]
+    strict: bool,
 }
 
 pub fn run(args: ValidateArgs) -> u8 {
@@ -25,7 +28,7 @@ pub fn run(args: ValidateArgs) -> u8 {
     };
     let mut code = EXIT_OK;
     for file in &files {
-        match load_file(file) {
+        match load_checked(file, args.strict) {
             Ok(scenario) => {
                 let allocations: u64 = scenario
                     .jobs
@@ -44,8 +47,10 @@ pub fn run(args: ValidateArgs) -> u8 {
                     scenario.events.len()
                 ));
             }
-            Err(err) => {
-                eprintln!("{err}");
+            Err(errors) => {
+                for err in errors {
+                    eprintln!("{err}");
+                }
                 code = EXIT_BAD_INPUT;
             }
         }

@@ -1293,6 +1293,12 @@ fn place_job_plugins(
     plugin_ids: &BTreeMap<&str, PluginId>,
     warnings: &mut Vec<String>,
 ) {
+    for provider in providers.iter().filter(|p| !p.simulated) {
+        warnings.push(format!(
+            "jobs[{}]: system jobs are not simulated yet: plansim uses this one only to put its CSI plugin on every node it would run on; its resources are not reserved",
+            provider.job.name
+        ));
+    }
     for provider in providers.iter().filter(|p| p.simulated) {
         for (_, plugin) in &provider.plugins {
             warnings.push(format!(
