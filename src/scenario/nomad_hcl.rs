@@ -161,7 +161,7 @@ impl<'t> HclFile<'t> {
             let kind = err.kind();
             let message = match kind {
                 hcl::eval::ErrorKind::UndefinedVar(name) => format!(
-                    "unknown variable `{name}`: plansim knows var.NAME (variables with a default), local.NAME, and keeps Nomad's runtime ${{attr.*}}, ${{node.*}}, ${{meta.*}} and ${{NOMAD_*}} as written"
+                    "unknown variable `{name}` outside a string template: plansim knows var.NAME (variables with a default) and local.NAME; Nomad's runtime values are written in a template, \"${{attr.NAME}}\""
                 ),
                 hcl::eval::ErrorKind::NoSuchKey(key) => {
                     if let Some((_, cause)) = self.broken_locals.iter().find(|(n, _)| n == key) {
@@ -691,19 +691,23 @@ fn parse_reschedule(hcl: &HclFile, block: &Block) -> Result<NomadReschedule, Loa
     Ok(r)
 }
 
-/// Whether `${inner}` is a runtime interpolation Nomad leaves for the client.
+/// Whether `${inner}` is left for Nomad's client to fill in. Nomad's parser
+/// keeps a template interpolation whose variable it does not know (any root
+/// but `var` and `local`) exactly as written: `${attr.kernel.name}`,
+/// `${NOMAD_ALLOC_INDEX}`, `${env["HOME"]}`, `${volume_id}` of a file that
+/// another tool fills in. Anything else (functions, operators, a missing
+/// `var.x`) is evaluated, and an error if it cannot be.
 fn is_runtime_reference(inner: &str) -> bool {
     let inner = inner.trim();
-    let root: &str = inner.split(['.', '[']).next().unwrap_or("");
+    let root: &str = inner.split(['.', '[', ' ']).next().unwrap_or("");
     let simple = !root.is_empty()
-        && inner
+        && root
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '[' | ']' | '"'));
-    simple
-        && (matches!(root, "attr" | "node" | "meta" | "env")
-            || root
-                .chars()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+        && inner.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '[' | ']' | '"' | ' ')
+        });
+    simple && !matches!(root, "var" | "local")
 }
 
 /// Rewrites `${attr.x}`-style runtime interpolations in templates to the
@@ -1060,6 +1064,8 @@ mod tests {
             "node-$${NOMAD_ALLOC_INDEX}"
         );
         assert_eq!(escape_runtime("${var.dc}-x"), "${var.dc}-x");
+        assert_eq!(escape_runtime("${upper(var.dc)}"), "${upper(var.dc)}");
+        assert_eq!(escape_runtime("${volume_id}"), "$${volume_id}");
         assert_eq!(escape_runtime("$${attr.x}"), "$${attr.x}");
     }
 }

@@ -77,10 +77,14 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
         volume_type: "csi".to_string(),
         ..NomadVolume::default()
     };
+    // Nomad 1.0's spec gave the mode at the top level, not in capability blocks.
+    let mut legacy = (None, String::new());
     for structure in hcl.body.iter() {
         match structure {
             Structure::Attribute(attr) => match attr.key.as_str() {
                 "id" => volume.id = hcl.string(attr)?,
+                "access_mode" => legacy.0 = Some(hcl.string(attr)?),
+                "attachment_mode" => legacy.1 = hcl.string(attr)?,
                 "type" => volume.volume_type = hcl.string(attr)?,
                 "plugin_id" => volume.plugin_id = hcl.string(attr)?,
                 // Capacity, names, snapshots: nothing that decides placement.
@@ -123,6 +127,9 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
                 _ => {}
             },
         }
+    }
+    if let (Some(access), attachment) = legacy {
+        volume.capabilities.insert(0, (access, attachment));
     }
     if volume.id.is_empty() && hcl.body.is_empty() {
         return Err(file_error(
