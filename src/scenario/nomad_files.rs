@@ -80,13 +80,16 @@ pub fn expand(
             at_entry(
                 context,
                 entry.referenced,
-                format!("jobs[{index}].file: {label}: {message}"),
+                format!("jobs[{index}].file: {file}: {message}"),
             )
         })?;
+        // Errors name the file as the scenario wrote it (relative to the
+        // scenario, whose path starts the message); warnings, which stand
+        // alone, name it as found.
         let parsed = if is_json(&text) {
-            nomad_json::parse_job(&text, &label)
+            nomad_json::parse_job(&text, &file)
         } else {
-            nomad_hcl::parse_job(&text, &label)
+            nomad_hcl::parse_job(&text, &file)
         };
         let nested = |err: LoadError| {
             at_entry(
@@ -97,7 +100,7 @@ pub fn expand(
         };
         let job = parsed.map_err(nested)?;
         let (job_id, job_at) = (job.id.clone(), job.at);
-        let (mut raw_job, ignored) = to_raw_job(job, &label, entry.referenced).map_err(nested)?;
+        let (mut raw_job, ignored) = to_raw_job(job, &file, entry.referenced).map_err(nested)?;
         warnings.extend(ignored_warning(&label, &job_id, job_at, &ignored));
         raw_job.submit_at = entry.value.submit_at;
         for (group, count) in entry.value.count.iter().flatten() {
@@ -146,7 +149,7 @@ pub fn expand(
             at_entry(
                 context,
                 entry.referenced,
-                format!("volumes[{index}].file: {label}: {message}"),
+                format!("volumes[{index}].file: {file}: {message}"),
             )
         })?;
         let nested = |err: LoadError| {
@@ -157,9 +160,9 @@ pub fn expand(
             )
         };
         let parsed = if is_json(&text) {
-            nomad_json::parse_volume(&text, &label)
+            nomad_json::parse_volume(&text, &file)
         } else {
-            nomad_volume::parse_volume_hcl(&text, &label)
+            nomad_volume::parse_volume_hcl(&text, &file)
         }
         .map_err(nested)?;
         if !parsed.ignored.is_empty() {
@@ -182,7 +185,7 @@ pub fn expand(
             });
         }
         let capabilities = parsed.capabilities.len();
-        let mut raw_volume = to_raw_volume(parsed, &label).map_err(nested)?;
+        let mut raw_volume = to_raw_volume(parsed, &file).map_err(nested)?;
         if capabilities > 1 {
             warnings.push(LoadError {
                 file: label.clone(),
@@ -201,7 +204,7 @@ pub fn expand(
             return Err(at_entry(
                 context,
                 entry.referenced,
-                format!("volumes[{index}].id: {label} has no id; give one here"),
+                format!("volumes[{index}].id: {file} has no id; give one here"),
             ));
         }
         raw_volume.count = entry.value.count;

@@ -172,7 +172,7 @@ impl<'t> HclFile<'t> {
                         )
                     } else {
                         format!(
-                            "unknown variable `{key}` (a variable needs a default, a local must be defined in a locals block)"
+                            "unknown variable or local `{key}`: declare it (variable \"{key}\" {{ default = ... }}, or in a locals block)"
                         )
                     }
                 }

@@ -27,7 +27,8 @@ pub fn parse_value(text: &str, file: &str) -> Result<Value, LoadError> {
             file,
             Some(Position {
                 line: err.line() as u64,
-                column: err.column() as u64,
+                // serde_json counts the column before the first character as 0.
+                column: err.column().max(1) as u64,
             }),
             format!("malformed JSON: {message}"),
         )
