@@ -248,17 +248,10 @@ fn map_constraints(
             });
         } else {
             ignored.push((
-                format!(
-                    "constraint {} {operator} {}",
-                    if c.attribute.is_empty() {
-                        "(none)"
-                    } else {
-                        &c.attribute
-                    },
-                    c.value
-                )
-                .trim_end()
-                .to_string(),
+                format!("constraint {} {operator} {}", c.attribute, c.value)
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
                 c.at,
             ));
         }

@@ -487,7 +487,24 @@ pub fn parse_volume(text: &str, file: &str) -> Result<NomadVolume, LoadError> {
             .capabilities
             .push((access, text_of("AttachmentMode").unwrap_or_default()));
     }
-    // Topologies: the API's `RequestedTopologies.Required[].Segments`.
+    // Topologies: where a registered volume is accessible (the API's
+    // `Topologies[].Segments`), else what its spec requires.
+    for topology in get("Topologies")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(segments) = topology.get("Segments").and_then(Value::as_object) {
+            volume.topologies.push(
+                segments
+                    .iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                    .collect(),
+            );
+        }
+    }
+    let accessible_known = !volume.topologies.is_empty();
+    // The spec's `RequestedTopologies.Required[].Segments`.
     if let Some(requested) = get("RequestedTopologies").and_then(Value::as_object) {
         for topology in requested
             .get("Required")
@@ -495,7 +512,9 @@ pub fn parse_volume(text: &str, file: &str) -> Result<NomadVolume, LoadError> {
             .into_iter()
             .flatten()
         {
-            if let Some(segments) = topology.get("Segments").and_then(Value::as_object) {
+            if let Some(segments) = topology.get("Segments").and_then(Value::as_object)
+                && !accessible_known
+            {
                 volume.topologies.push(
                     segments
                         .iter()

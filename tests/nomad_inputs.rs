@@ -1,0 +1,226 @@
+//! Nomad's own files as scenario inputs: job files (HCL2 and JSON), volume
+//! specs, plugin jobs, warnings for what plansim does not model, `--strict`.
+
+mod common;
+
+use std::path::Path;
+
+use plansim::model::access::AccessMode;
+use plansim::model::scenario::ConstraintTarget;
+use plansim::scenario::{load_file, load_file_with_warnings};
+
+const SEED_REPORT: &str = "scenarios/seed-report-nomad/seed-report-nomad.yaml";
+
+/// Writes `yaml` as a scenario in `dir`, a temporary copy of the seed
+/// report's directory, so relative `file:` paths resolve beside it.
+fn seed_report_variant(name: &str, replace: &str, with: &str) -> std::path::PathBuf {
+    let dir = common::temp_dir(name);
+    let source = common::repo_path("scenarios/seed-report-nomad");
+    for entry in std::fs::read_dir(&source).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+    }
+    for fixture in [
+        "example.job.json",
+        "example.api.json",
+        "test-volume0.volume.json",
+    ] {
+        std::fs::copy(
+            common::repo_path("tests/fixtures/nomad").join(fixture),
+            dir.join(fixture),
+        )
+        .unwrap();
+    }
+    let text = std::fs::read_to_string(dir.join("seed-report-nomad.yaml")).unwrap();
+    assert!(text.contains(replace), "{replace}");
+    std::fs::write(
+        dir.join("seed-report-nomad.yaml"),
+        text.replace(replace, with),
+    )
+    .unwrap();
+    dir.join("seed-report-nomad.yaml")
+}
+
+/// `plansim run --trace --out` of one scenario: every file it wrote.
+fn run_outputs(scenario: &Path, name: &str) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let out = common::temp_dir(name);
+    let run = common::plansim(&[
+        "run",
+        common::arg(scenario),
+        "--trace",
+        "--out",
+        common::arg(&out),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let files = common::files_under(&out);
+    std::fs::remove_dir_all(out).unwrap();
+    files
+}
+
+#[test]
+fn hcl_and_json_jobs_give_byte_identical_results() {
+    let hcl = run_outputs(&common::repo_path(SEED_REPORT), "nomad-hcl");
+    for (label, fixture) in [
+        ("run -output", "example.job.json"),
+        ("GET /v1/job", "example.api.json"),
+    ] {
+        let scenario = seed_report_variant(
+            &format!("nomad-json-{fixture}"),
+            "file: example.nomad.hcl",
+            &format!("file: {fixture}"),
+        );
+        let json = run_outputs(&scenario, &format!("nomad-json-out-{fixture}"));
+        assert!(hcl.len() >= 4, "summary, comparison and traces");
+        assert_eq!(hcl, json, "{label}: the JSON job gives other bytes");
+        std::fs::remove_dir_all(scenario.parent().unwrap()).unwrap();
+    }
+}
+
+#[test]
+fn a_json_volume_is_the_same_volume_as_its_hcl_spec() {
+    let hcl = load_file(&common::repo_path(SEED_REPORT)).unwrap();
+    let scenario = seed_report_variant(
+        "nomad-volume-json",
+        "file: test-volume0.hcl",
+        "file: test-volume0.volume.json",
+    );
+    let json = load_file(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(json.volumes.len(), 1);
+    assert_eq!(json.volumes[0].name, hcl.volumes[0].name);
+    assert_eq!(
+        json.volumes[0].access_mode,
+        AccessMode::SingleNodeReaderOnly
+    );
+    assert_eq!(json.volumes[0].access_mode, hcl.volumes[0].access_mode);
+    assert_eq!(
+        json.volumes[0].attachment_mode,
+        hcl.volumes[0].attachment_mode
+    );
+    std::fs::remove_dir_all(scenario.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn the_seed_report_from_nomad_files_reproduces_the_yaml_scenario() {
+    let out = common::temp_dir("seed-report-both");
+    for (file, dir) in [
+        (SEED_REPORT, "nomad"),
+        ("scenarios/csi-single-reader-count2.yaml", "yaml"),
+    ] {
+        let run = common::plansim(&[
+            "run",
+            common::arg(&common::repo_path(file)),
+            "--quiet",
+            "--out",
+            common::arg(&out.join(dir)),
+        ]);
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+    // Every column but the scenario's name.
+    let rows = |dir: &str| -> Vec<String> {
+        std::fs::read_to_string(out.join(dir).join("summary.csv"))
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|line| line.split_once(',').unwrap().1.to_string())
+            .collect()
+    };
+    let (nomad, yaml) = (rows("nomad"), rows("yaml"));
+    assert_eq!(nomad.len(), 3);
+    assert_eq!(nomad, yaml);
+    std::fs::remove_dir_all(out).unwrap();
+}
+
+#[test]
+fn the_plugin_job_puts_the_plugin_on_every_client() {
+    let (scenario, warnings) = load_file_with_warnings(&common::repo_path(SEED_REPORT)).unwrap();
+    // The system job is not simulated: only the report's job remains.
+    assert_eq!(scenario.jobs.len(), 1);
+    assert_eq!(scenario.jobs[0].name, "example");
+    assert!(
+        scenario
+            .nodes
+            .iter()
+            .all(|n| n.csi_plugins.len() == 1 && n.csi_plugins[0].healthy)
+    );
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0]
+            .message
+            .contains("system jobs are not simulated")
+    );
+}
+
+#[test]
+fn variables_locals_and_functions_are_evaluated() {
+    let file = common::repo_path("tests/fixtures/nomad/evaluated.yaml");
+    let (scenario, warnings) = load_file_with_warnings(&file).unwrap_or_else(|e| panic!("{e}"));
+    let job = &scenario.jobs[0];
+    assert_eq!(job.name, "evaluated");
+    assert_eq!(job.priority, 70);
+    assert_eq!(job.datacenters, vec!["dc1".to_string(), "dc2".to_string()]);
+    assert_eq!(job.submit_at.0, 60_000);
+    // `${attr.kernel.name}` was kept for the node to fill in.
+    assert_eq!(
+        job.constraints[0].target,
+        ConstraintTarget::Attribute("kernel.name".into())
+    );
+    let group = &job.groups[0];
+    assert_eq!(group.name, "cache");
+    assert_eq!(group.count, 2, "the scenario's count override wins");
+    // max(200, 150) + 50 for the server, 100 for the sidecar.
+    assert_eq!(group.cpu, 350);
+    // format("%d", 128 * 2) for the server, Nomad's 300 for the sidecar.
+    assert_eq!(group.memory, 556);
+    // One warning for the job, each field with its line; the config and
+    // template blocks, and the unreadable local they use, are not in it.
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = warnings[0].to_string();
+    for field in [
+        "spread (line 32)",
+        "static port \"http\" (line 44)",
+        "affinity (line 75)",
+        "constraint distinct_hosts true (line 39)",
+    ] {
+        assert!(warning.contains(field), "{field}: {warning}");
+    }
+    assert!(!warning.contains("config") && !warning.contains("template"));
+    assert!(warning.contains("evaluated.nomad.hcl:23:1:"), "{warning}");
+}
+
+#[test]
+fn strict_turns_warnings_into_errors() {
+    let file = common::repo_path("tests/fixtures/nomad/evaluated.yaml");
+    let loose = common::plansim(&["validate", common::arg(&file)]);
+    assert_eq!(loose.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&loose.stderr).starts_with("warning: "));
+    for command in ["validate", "run"] {
+        let strict = common::plansim(&[command, "--strict", common::arg(&file)]);
+        assert_eq!(strict.status.code(), Some(2), "{command}");
+        assert!(
+            String::from_utf8_lossy(&strict.stderr).contains("(an error under --strict)"),
+            "{command}"
+        );
+        assert!(strict.stdout.is_empty(), "{command}");
+    }
+}
+
+#[test]
+fn datacenter_globs_match_the_nodes_datacenters() {
+    let scenario = common::load(
+        "nodes:\n  - {id: a, datacenter: eu-west}\n  - {id: b, datacenter: eu-east}\n  - {id: c, datacenter: us-east}\n\
+         jobs:\n  - id: j\n    datacenters: [\"eu-*\", \"*-east\", \"mars\"]\n    groups:\n      - name: g\n        tasks: [{name: t}]\n",
+    );
+    assert_eq!(
+        scenario.jobs[0].datacenters,
+        vec!["eu-west", "eu-east", "us-east", "mars"]
+    );
+}
