@@ -307,6 +307,8 @@ fn resolve_scenario(
     check_allocation_budget(&jobs, &events)?;
     let expectations = resolve_expectations(raw.expect, &policies)?;
 
+    let initial_allocations =
+        resolve_initial_allocations(&raw.initial_allocations, &jobs, &nodes, &volume_by_name)?;
     Ok(Scenario {
         name,
         description: raw.description.unwrap_or_default().trim().to_string(),
@@ -320,6 +322,7 @@ fn resolve_scenario(
         jobs,
         events,
         expectations,
+        initial_allocations,
         volume_by_name,
         driver_names: drivers.0,
     })
@@ -1335,4 +1338,112 @@ fn place_job_plugins(
             }
         }
     }
+}
+
+/// `initial_allocations`: each names an allocation the Nomad way,
+/// `<job>.<group>[<index>]`, of a job submitted at 0s, on a known node.
+fn resolve_initial_allocations(
+    raw: &[Spanned<RawInitialAllocation>],
+    jobs: &[JobSpec],
+    nodes: &[NodeSpec],
+    volume_by_name: &BTreeMap<String, VolumeId>,
+) -> Result<Vec<InitialAllocation>, Fail> {
+    let mut seen = BTreeSet::new();
+    let mut used: BTreeMap<NodeId, (u64, u64)> = BTreeMap::new();
+    let mut out = Vec::with_capacity(raw.len());
+    for (i, entry) in raw.iter().enumerate() {
+        let (at, alloc) = (entry.referenced, &entry.value);
+        let path = format!("initial_allocations[{i}]");
+        let parsed = alloc
+            .alloc
+            .strip_suffix(']')
+            .and_then(|s| s.rsplit_once('['))
+            .and_then(|(name, index)| Some((name, index.parse::<u32>().ok()?)));
+        let Some((name, index)) = parsed else {
+            return fail(
+                at,
+                format!(
+                    "{path}.alloc: \"{}\" is not an allocation name: expected <job>.<group>[<index>]",
+                    alloc.alloc
+                ),
+            );
+        };
+        let found = jobs.iter().enumerate().find_map(|(j, job)| {
+            let group = name.strip_prefix(job.name.as_str())?.strip_prefix('.')?;
+            let g = job.groups.iter().position(|g| g.name == group)?;
+            Some((j, g))
+        });
+        let Some((j, g)) = found else {
+            return fail(
+                at,
+                format!("{path}.alloc: no job and group under jobs match \"{name}\""),
+            );
+        };
+        let (job, group) = (&jobs[j], &jobs[j].groups[g]);
+        if job.submit_at != Millis::ZERO {
+            return fail(
+                at,
+                format!(
+                    "{path}.alloc: job \"{}\" is submitted at {}s; an allocation at time 0 needs its job submitted at 0s",
+                    job.name, job.submit_at
+                ),
+            );
+        }
+        if index >= group.count {
+            return fail(
+                at,
+                format!(
+                    "{path}.alloc: index {index} is not below the group's count {}",
+                    group.count
+                ),
+            );
+        }
+        if !seen.insert((j, g, index)) {
+            return fail(
+                at,
+                format!("{path}.alloc: \"{}\" is listed twice", alloc.alloc),
+            );
+        }
+        for request in &group.volumes {
+            if let VolumeSource::PerAlloc { base } = &request.source
+                && !volume_by_name.contains_key(&format!("{base}[{index}]"))
+            {
+                return fail(
+                    at,
+                    format!(
+                        "{path}.alloc: its volume \"{base}[{index}]\" (per_alloc) is not under volumes"
+                    ),
+                );
+            }
+        }
+        let Some(node) = nodes.iter().position(|n| n.name == alloc.node) else {
+            return fail(
+                at,
+                format!(
+                    "{path}.node: no node with id \"{}\" under nodes",
+                    alloc.node
+                ),
+            );
+        };
+        let node_id = NodeId::from_index(node);
+        let total = used.entry(node_id).or_default();
+        total.0 += group.cpu;
+        total.1 += group.memory;
+        if total.0 > nodes[node].cpu || total.1 > nodes[node].memory {
+            return fail(
+                at,
+                format!(
+                    "{path}.node: node \"{}\" has {} MHz and {} MiB; its initial allocations need more",
+                    alloc.node, nodes[node].cpu, nodes[node].memory
+                ),
+            );
+        }
+        out.push(InitialAllocation {
+            group: crate::model::ids::GroupRef::new(JobId::from_index(j), g),
+            index,
+            node: node_id,
+            running: alloc.status == RawInitialStatus::Running,
+        });
+    }
+    Ok(out)
 }

@@ -7,6 +7,7 @@ mod applier;
 mod broker;
 mod client;
 pub mod feasibility;
+mod initial;
 mod invariants;
 pub mod rank;
 pub mod reschedule;
@@ -75,6 +76,7 @@ impl RunOptions {
 /// Replays `scenario` under one policy and seed.
 pub fn simulate(scenario: &Scenario, options: RunOptions) -> RunOutput {
     let mut sim = Simulation::new(scenario, options);
+    sim.seed_initial_allocations();
     sim.run();
     sim.finish()
 }
