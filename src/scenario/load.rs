@@ -62,7 +62,7 @@ pub fn load_file_with_warnings(path: &Path) -> Result<(Scenario, Vec<LoadError>)
     load_text(text, &stem, DanglingEvents::Refuse, &context)
 }
 
-pub(super) fn read_limited(path: &Path) -> Result<Vec<u8>, String> {
+pub fn read_limited(path: &Path) -> Result<Vec<u8>, String> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|err| format!("cannot read: {err}"))?;
     let mut bytes = Vec::new();

@@ -416,7 +416,13 @@ pub fn parse_volume(text: &str, file: &str) -> Result<NomadVolume, LoadError> {
         (None, Some(list)) if list.len() == 1 => list[0].clone(),
         _ => value.clone(),
     };
-    let Value::Object(map) = &inner else {
+    volume_from_value(&inner, text, file)
+}
+
+/// A volume from its JSON object (`text` is the file it came from, for
+/// positions).
+pub fn volume_from_value(inner: &Value, text: &str, file: &str) -> Result<NomadVolume, LoadError> {
+    let Value::Object(map) = inner else {
         return Err(file_error(
             file,
             start(text),
@@ -489,39 +495,12 @@ pub fn parse_volume(text: &str, file: &str) -> Result<NomadVolume, LoadError> {
     }
     // Topologies: where a registered volume is accessible (the API's
     // `Topologies[].Segments`), else what its spec requires.
-    for topology in get("Topologies")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(segments) = topology.get("Segments").and_then(Value::as_object) {
-            volume.topologies.push(
-                segments
-                    .iter()
-                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                    .collect(),
-            );
-        }
-    }
+    volume.topologies = segments_of(get("Topologies"));
     let accessible_known = !volume.topologies.is_empty();
     // The spec's `RequestedTopologies.Required[].Segments`.
     if let Some(requested) = get("RequestedTopologies").and_then(Value::as_object) {
-        for topology in requested
-            .get("Required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(segments) = topology.get("Segments").and_then(Value::as_object)
-                && !accessible_known
-            {
-                volume.topologies.push(
-                    segments
-                        .iter()
-                        .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                        .collect(),
-                );
-            }
+        if !accessible_known {
+            volume.topologies = segments_of(requested.get("Required"));
         }
         if requested.get("Preferred").is_some_and(|p| !p.is_null()) {
             volume.ignored.push((
@@ -531,4 +510,19 @@ pub fn parse_volume(text: &str, file: &str) -> Result<NomadVolume, LoadError> {
         }
     }
     Ok(volume)
+}
+
+/// `[{"Segments": {...}}, ...]` (Nomad's `CSITopology` list) as maps.
+pub fn segments_of(list: Option<&Value>) -> Vec<BTreeMap<String, String>> {
+    list.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|topology| topology.get("Segments").and_then(Value::as_object))
+        .map(|segments| {
+            segments
+                .iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                .collect()
+        })
+        .collect()
 }

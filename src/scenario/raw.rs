@@ -379,9 +379,30 @@ impl<'de> Deserialize<'de> for RawCount {
     }
 }
 
+/// Written in the largest unit that divides it exactly (`30s`, `1h`, `250ms`).
 impl Serialize for RawDuration {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&format!("{}ms", self.0.0))
+        let ms = self.0.0;
+        let units = [
+            (86_400_000, "d"),
+            (3_600_000, "h"),
+            (60_000, "m"),
+            (1_000, "s"),
+        ];
+        let text = units
+            .iter()
+            .find(|(size, _)| ms > 0 && ms % size == 0)
+            .map_or_else(
+                || {
+                    if ms == 0 {
+                        "0s".to_string()
+                    } else {
+                        format!("{ms}ms")
+                    }
+                },
+                |(size, unit)| format!("{}{unit}", ms / size),
+            );
+        serializer.serialize_str(&text)
     }
 }
 
