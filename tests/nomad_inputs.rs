@@ -224,3 +224,110 @@ fn datacenter_globs_match_the_nodes_datacenters() {
         vec!["eu-west", "eu-east", "us-east", "mars"]
     );
 }
+
+const EXPORT: &str = "tests/fixtures/nomad/export";
+
+/// `plansim import nomad` of the fixture export into `dir`.
+fn import_into(dir: &Path) -> (std::process::Output, std::path::PathBuf) {
+    let out = dir.join("imported.yaml");
+    let output = common::plansim(&[
+        "import",
+        "nomad",
+        common::arg(&common::repo_path(EXPORT)),
+        "--out",
+        common::arg(&out),
+    ]);
+    (output, out)
+}
+
+#[test]
+fn import_writes_a_scenario_that_validates_runs_and_starts_with_claims_held() {
+    let dir = common::temp_dir("nomad-import");
+    let (output, out) = import_into(&dir);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let validate = common::plansim(&["validate", common::arg(&out)]);
+    assert_eq!(validate.status.code(), Some(0));
+    let scenario = load_file(&out).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scenario.nodes.len(), 3);
+    assert!(scenario.nodes.iter().all(|n| n.csi_plugins.len() == 1));
+    assert_eq!(
+        scenario.volumes[0].access_mode,
+        AccessMode::SingleNodeReaderOnly
+    );
+    // The failed allocation is history; the running one is the start.
+    assert_eq!(scenario.initial_allocations.len(), 1);
+    let policy = plansim::model::policy::Policy::PlanAware;
+    let held = common::run_checked(&scenario, policy, 0);
+    // example.cache[0] runs on client-1 and holds the only reader claim, so
+    // the plan-aware scheduler cannot place example.cache[1].
+    assert_eq!(held.metrics.running, 1);
+    assert_eq!(held.metrics.placed, 0);
+    assert!(held.metrics.infeasible >= 1);
+    // Without the starting state the same cluster places one allocation.
+    let text = std::fs::read_to_string(&out).unwrap();
+    let cut = text.find("initial_allocations:").unwrap();
+    let end = text.find("events:").unwrap();
+    let fresh_text = format!("{}{}", &text[..cut], &text[end..]);
+    let fresh = plansim::scenario::load_str(&fresh_text, "fresh.yaml", "fresh").unwrap();
+    assert_eq!(common::run_checked(&fresh, policy, 0).metrics.placed, 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn import_is_deterministic() {
+    let (a, b) = (
+        common::temp_dir("nomad-import-a"),
+        common::temp_dir("nomad-import-b"),
+    );
+    let (first, out_a) = import_into(&a);
+    let (second, out_b) = import_into(&b);
+    assert!(first.status.success() && second.status.success());
+    assert_eq!(
+        std::fs::read(&out_a).unwrap(),
+        std::fs::read(&out_b).unwrap()
+    );
+    assert_eq!(first.stderr, second.stderr);
+    std::fs::remove_dir_all(a).unwrap();
+    std::fs::remove_dir_all(b).unwrap();
+}
+
+#[test]
+fn import_refuses_a_broken_export_and_writes_nothing() {
+    let dir = common::temp_dir("nomad-import-bad");
+    let export = dir.join("export");
+    std::fs::create_dir_all(&export).unwrap();
+    let out = dir.join("out.yaml");
+    let attempt = || {
+        common::plansim(&[
+            "import",
+            "nomad",
+            common::arg(&export),
+            "--out",
+            common::arg(&out),
+        ])
+    };
+    let missing = attempt();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("nodes.json"));
+    std::fs::write(
+        export.join("nodes.json"),
+        "[{\"ID\": \"n1\",\n  \"Name\": }]",
+    )
+    .unwrap();
+    let malformed = attempt();
+    assert_eq!(malformed.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&malformed.stderr);
+    assert!(stderr.contains("nodes.json:2:"), "{stderr}");
+    assert!(stderr.contains("malformed JSON"), "{stderr}");
+    std::fs::write(export.join("nodes.json"), "{\"Nodes\": []}").unwrap();
+    let wrong = attempt();
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("expected a JSON list of nodes"));
+    assert!(!out.exists(), "nothing is written for bad input");
+    std::fs::remove_dir_all(dir).unwrap();
+}
