@@ -219,7 +219,8 @@ pub fn import(files: &ExportFiles, name: &str) -> Result<Imported, LoadError> {
                 let (job_id, at) = (job.id.clone(), job.at);
                 let (raw, ignored) = to_raw_job(job, &path, serde_saphyr::Location::UNKNOWN)?;
                 notes.extend(
-                    ignored_warning(&path, &job_id, at, &ignored).map(|w| format!("warning: {w}")),
+                    ignored_warning(&path, &format!("job \"{job_id}\""), at, &ignored)
+                        .map(|w| format!("warning: {w}")),
                 );
                 job_ids.insert(job_id);
                 jobs.push(raw);

@@ -101,7 +101,12 @@ pub fn expand(
         let job = parsed.map_err(nested)?;
         let (job_id, job_at) = (job.id.clone(), job.at);
         let (mut raw_job, ignored) = to_raw_job(job, &file, entry.referenced).map_err(nested)?;
-        warnings.extend(ignored_warning(&label, &job_id, job_at, &ignored));
+        warnings.extend(ignored_warning(
+            &label,
+            &format!("job \"{job_id}\""),
+            job_at,
+            &ignored,
+        ));
         raw_job.submit_at = entry.value.submit_at;
         for (group, count) in entry.value.count.iter().flatten() {
             let Some(target) = raw_job.groups.iter_mut().find(|g| g.value.name == *group) else {
@@ -165,25 +170,12 @@ pub fn expand(
             nomad_volume::parse_volume_hcl(&text, &file)
         }
         .map_err(nested)?;
-        if !parsed.ignored.is_empty() {
-            let items: Vec<String> = parsed
-                .ignored
-                .iter()
-                .map(|(what, at)| match at {
-                    Some(p) => format!("{what} (line {})", p.line),
-                    None => what.clone(),
-                })
-                .collect();
-            warnings.push(LoadError {
-                file: label.clone(),
-                position: parsed.at,
-                message: format!(
-                    "volume \"{}\": plansim does not model these fields, which can change placement, and ignores them: {}",
-                    parsed.id,
-                    items.join("; ")
-                ),
-            });
-        }
+        warnings.extend(ignored_warning(
+            &label,
+            &format!("volume \"{}\"", parsed.id),
+            parsed.at,
+            &parsed.ignored,
+        ));
         let capabilities = parsed.capabilities.len();
         let mut raw_volume = to_raw_volume(parsed, &file).map_err(nested)?;
         if capabilities > 1 {

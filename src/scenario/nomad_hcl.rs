@@ -415,7 +415,7 @@ fn describe_top_level(body: &Body) -> String {
 fn parse_group(
     hcl: &HclFile,
     block: &Block,
-    ignored: &mut Vec<(String, Option<Position>)>,
+    ignored: &mut Ignored,
 ) -> Result<NomadGroup, LoadError> {
     let mut group = NomadGroup {
         name: hcl.label(block, "group")?,
@@ -501,7 +501,7 @@ fn parse_task(
     hcl: &HclFile,
     block: &Block,
     group_constraints: &mut Vec<NomadConstraint>,
-    ignored: &mut Vec<(String, Option<Position>)>,
+    ignored: &mut Ignored,
     group_prefix: &str,
 ) -> Result<NomadTask, LoadError> {
     let mut task = NomadTask {
@@ -614,7 +614,7 @@ fn parse_resources(
     hcl: &HclFile,
     block: &Block,
     task: &mut NomadTask,
-    ignored: &mut Vec<(String, Option<Position>)>,
+    ignored: &mut Ignored,
     prefix: &str,
 ) -> Result<(), LoadError> {
     for structure in block.body.iter() {

@@ -13,6 +13,9 @@ use super::raw::*;
 use crate::model::access::AccessMode;
 use crate::model::time::Millis;
 
+/// Fields plansim does not model that could change placement: what, and where.
+pub type Ignored = Vec<(String, Option<Position>)>;
+
 /// A job's fields that plansim models, with where they were written.
 #[derive(Clone, Debug, Default)]
 pub struct NomadJob {
@@ -26,7 +29,7 @@ pub struct NomadJob {
     pub groups: Vec<NomadGroup>,
     /// Fields that could change placement and that plansim does not model:
     /// what, and where.
-    pub ignored: Vec<(String, Option<Position>)>,
+    pub ignored: Ignored,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -118,7 +121,7 @@ pub fn to_raw_job(
     mut job: NomadJob,
     file: &str,
     location: Location,
-) -> Result<(RawJob, Vec<(String, Option<Position>)>), LoadError> {
+) -> Result<(RawJob, Ignored), LoadError> {
     let job_type = match job.job_type.as_str() {
         "" | "service" => RawJobType::Service,
         "batch" => RawJobType::Batch,
@@ -228,10 +231,7 @@ fn non_empty<T>(list: Vec<T>) -> Option<Vec<T>> {
     (!list.is_empty()).then_some(list)
 }
 
-fn map_constraints(
-    list: &[NomadConstraint],
-    ignored: &mut Vec<(String, Option<Position>)>,
-) -> Vec<RawConstraint> {
+fn map_constraints(list: &[NomadConstraint], ignored: &mut Ignored) -> Vec<RawConstraint> {
     let mut out = Vec::new();
     for c in list {
         let operator = if c.operator.is_empty() {
@@ -435,11 +435,11 @@ fn raw_reschedule(
     })
 }
 
-/// The one warning per job that lists every placement field plansim left
-/// out, each with its line.
+/// The one warning per job (or volume) that lists every placement field
+/// plansim left out, each with its line.
 pub fn ignored_warning(
     file: &str,
-    job: &str,
+    what: &str,
     at: Option<Position>,
     ignored: &[(String, Option<Position>)],
 ) -> Option<LoadError> {
@@ -457,7 +457,7 @@ pub fn ignored_warning(
         file,
         at,
         format!(
-            "job \"{job}\": plansim does not model these fields, which can change placement, and ignores them: {}",
+            "{what}: plansim does not model these fields, which can change placement, and ignores them: {}",
             items.join("; ")
         ),
     ))

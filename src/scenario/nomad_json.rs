@@ -179,12 +179,7 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn ignore_if_set(
-        &self,
-        keys: &[&str],
-        prefix: &str,
-        ignored: &mut Vec<(String, Option<Position>)>,
-    ) {
+    fn ignore_if_set(&self, keys: &[&str], prefix: &str, ignored: &mut Ignored) {
         for key in keys {
             if self.set(key) {
                 ignored.push((format!("{prefix}{key}"), key_position(self.text, key)));
@@ -428,7 +423,7 @@ pub fn volume_from_value(inner: &Value, text: &str, file: &str) -> Result<NomadV
             start(text),
             format!(
                 "not a volume: expected a JSON object, found {}",
-                kind(&inner)
+                kind(inner)
             ),
         ));
     };

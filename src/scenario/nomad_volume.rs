@@ -23,7 +23,7 @@ pub struct NomadVolume {
     pub capabilities: Vec<(String, String)>,
     /// `topology_request { required { topology { segments {...} } } }`.
     pub topologies: Vec<BTreeMap<String, String>>,
-    pub ignored: Vec<(String, Option<Position>)>,
+    pub ignored: super::nomad_job::Ignored,
 }
 
 /// Volume specs are read by Nomad's HCL1 parser, which allows quoted keys

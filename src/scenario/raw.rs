@@ -391,7 +391,7 @@ impl Serialize for RawDuration {
         ];
         let text = units
             .iter()
-            .find(|(size, _)| ms > 0 && ms % size == 0)
+            .find(|(size, _)| ms > 0 && ms.is_multiple_of(*size))
             .map_or_else(
                 || {
                     if ms == 0 {
