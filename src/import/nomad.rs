@@ -270,7 +270,12 @@ pub fn import(files: &ExportFiles, name: &str) -> Result<Imported, LoadError> {
             .and_then(Value::as_object)
             .into_iter()
             .flatten()
-            .filter(|(_, info)| info.get("Detected").and_then(Value::as_bool) != Some(false))
+            // Nomad's driver checker wants a driver detected and healthy.
+            .filter(|(_, info)| {
+                ["Detected", "Healthy"]
+                    .iter()
+                    .all(|key| info.get(key).and_then(Value::as_bool) != Some(false))
+            })
             .map(|(driver, _)| driver.clone())
             .collect();
         drivers.sort();

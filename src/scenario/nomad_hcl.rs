@@ -257,26 +257,106 @@ impl<'t> HclFile<'t> {
     }
 }
 
-/// Keys of a block or body that plansim reads, skips quietly (cannot change
-/// placement) or warns about (can).
-enum Field {
-    Read,
-    Quiet,
-    Warn,
+/// The fields of one kind of block: those plansim reads, and those it
+/// skips quietly because they cannot change placement. Every other field is
+/// warned about: it could matter (spread, affinity, update, ...), or plansim
+/// does not know it.
+struct Schema {
+    attributes: (&'static [&'static str], &'static [&'static str]),
+    blocks: (&'static [&'static str], &'static [&'static str]),
 }
 
-fn classify(key: &str, read: &[&str], quiet: &[&str], warn: &[&str]) -> Field {
-    if read.contains(&key) {
-        Field::Read
-    } else if quiet.contains(&key) {
-        Field::Quiet
-    } else if warn.contains(&key) {
-        Field::Warn
-    } else {
-        // Unknown to plansim: it could matter, so it is said.
-        Field::Warn
+/// Calls `read` for every field `schema` reads; returns the fields to warn
+/// about, named after `prefix`.
+fn walk<'b>(
+    hcl: &HclFile,
+    body: &'b Body,
+    schema: &Schema,
+    prefix: &str,
+    mut read: impl FnMut(&'b Structure) -> Result<(), LoadError>,
+) -> Result<Ignored, LoadError> {
+    let mut warn = Vec::new();
+    for structure in body.iter() {
+        let (key, span, (reads, quiet)) = match structure {
+            Structure::Attribute(a) => (a.key.as_str(), a.span(), schema.attributes),
+            Structure::Block(b) => (b.ident.as_str(), b.span(), schema.blocks),
+        };
+        if reads.contains(&key) {
+            read(structure)?;
+        } else if !quiet.contains(&key) {
+            warn.push((format!("{prefix}{key}"), hcl.position(span)));
+        }
     }
+    Ok(warn)
 }
+
+const JOB: Schema = Schema {
+    attributes: (
+        &["type", "priority", "datacenters", "id"],
+        &[
+            "name",
+            "region",
+            "namespace",
+            "all_at_once",
+            "meta",
+            "consul_token",
+            "vault_token",
+            "ui",
+        ],
+    ),
+    blocks: (
+        &["group", "constraint", "reschedule"],
+        &["meta", "vault", "consul", "ui", "parameterized", "periodic"],
+    ),
+};
+
+const GROUP: Schema = Schema {
+    attributes: (&["count"], &["shutdown_delay", "meta"]),
+    blocks: (
+        &["task", "volume", "constraint", "reschedule", "network"],
+        &["restart", "service", "scaling", "meta", "consul", "vault"],
+    ),
+};
+
+const TASK: Schema = Schema {
+    attributes: (
+        &["driver"],
+        &[
+            "user",
+            "kill_timeout",
+            "kill_signal",
+            "leader",
+            "kind",
+            "shutdown_delay",
+            "meta",
+            "env",
+        ],
+    ),
+    blocks: (
+        &["resources", "csi_plugin", "volume_mount", "constraint"],
+        &[
+            "config",
+            "template",
+            "artifact",
+            "env",
+            "service",
+            "logs",
+            "lifecycle",
+            "vault",
+            "identity",
+            "restart",
+            "dispatch_payload",
+            "scaling",
+            "meta",
+            "kill",
+            "consul",
+            "secret",
+            "action",
+            "schedule",
+            "volume",
+        ],
+    ),
+};
 
 /// Parses a job file.
 pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
@@ -327,58 +407,24 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
         ..NomadJob::default()
     };
     let mut job_reschedule = None;
-    for structure in job_block.body.iter() {
+    let mut ignored = Vec::new();
+    let warned = walk(&hcl, &job_block.body, &JOB, "", |structure| {
         match structure {
-            Structure::Attribute(attr) => {
-                let key = attr.key.as_str();
-                match classify(
-                    key,
-                    &["type", "priority", "datacenters", "id"],
-                    &[
-                        "name",
-                        "region",
-                        "namespace",
-                        "all_at_once",
-                        "meta",
-                        "consul_token",
-                        "vault_token",
-                        "ui",
-                    ],
-                    &["node_pool"],
-                ) {
-                    Field::Read => match key {
-                        "type" => job.job_type = hcl.string(attr)?,
-                        "priority" => job.priority = Some(hcl.int(attr)?),
-                        "datacenters" => job.datacenters = Some(hcl.strings(attr)?),
-                        _ => job.id = hcl.string(attr)?,
-                    },
-                    Field::Quiet => {}
-                    Field::Warn => job
-                        .ignored
-                        .push((key.to_string(), hcl.position(attr.span()))),
-                }
-            }
-            Structure::Block(block) => {
-                let key = block.ident.as_str();
-                match classify(
-                    key,
-                    &["group", "constraint", "reschedule"],
-                    &["meta", "vault", "consul", "ui", "parameterized", "periodic"],
-                    &["affinity", "spread", "update", "migrate", "multiregion"],
-                ) {
-                    Field::Read => match key {
-                        "group" => job.groups.push(parse_group(&hcl, block, &mut job.ignored)?),
-                        "constraint" => job.constraints.push(parse_constraint(&hcl, block)?),
-                        _ => job_reschedule = Some(parse_reschedule(&hcl, block)?),
-                    },
-                    Field::Quiet => {}
-                    Field::Warn => job
-                        .ignored
-                        .push((key.to_string(), hcl.position(block.span()))),
-                }
-            }
+            Structure::Attribute(attr) => match attr.key.as_str() {
+                "type" => job.job_type = hcl.string(attr)?,
+                "priority" => job.priority = Some(hcl.int(attr)?),
+                "datacenters" => job.datacenters = Some(hcl.strings(attr)?),
+                _ => job.id = hcl.string(attr)?,
+            },
+            Structure::Block(block) => match block.ident.as_str() {
+                "group" => job.groups.push(parse_group(&hcl, block, &mut ignored)?),
+                "constraint" => job.constraints.push(parse_constraint(&hcl, block)?),
+                _ => job_reschedule = Some(parse_reschedule(&hcl, block)?),
+            },
         }
-    }
+        Ok(())
+    })?;
+    job.ignored = warned.into_iter().chain(ignored).collect();
     // A job-level reschedule block is every group's default.
     if let Some(default) = job_reschedule {
         for group in &mut job.groups {
@@ -423,77 +469,40 @@ fn parse_group(
         ..NomadGroup::default()
     };
     let prefix = format!("group \"{}\" ", group.name);
-    for structure in block.body.iter() {
+    let mut nested = Vec::new();
+    let warned = walk(hcl, &block.body, &GROUP, &prefix, |structure| {
         match structure {
-            Structure::Attribute(attr) => {
-                let key = attr.key.as_str();
-                match classify(
-                    key,
-                    &["count"],
-                    &["shutdown_delay", "meta"],
-                    &[
-                        "stop_after_client_disconnect",
-                        "max_client_disconnect",
-                        "prevent_reschedule_on_lost",
-                    ],
-                ) {
-                    Field::Read => group.count = Some(hcl.int(attr)?),
-                    Field::Quiet => {}
-                    Field::Warn => {
-                        ignored.push((format!("{prefix}{key}"), hcl.position(attr.span())))
-                    }
-                }
-            }
-            Structure::Block(inner) => {
-                let key = inner.ident.as_str();
-                match classify(
-                    key,
-                    &["task", "volume", "constraint", "reschedule", "network"],
-                    &["restart", "service", "scaling", "meta", "consul", "vault"],
-                    &[
-                        "ephemeral_disk",
-                        "affinity",
-                        "spread",
-                        "update",
-                        "migrate",
-                        "disconnect",
-                    ],
-                ) {
-                    Field::Read => match key {
-                        "task" => group.tasks.push(parse_task(
-                            hcl,
-                            inner,
-                            &mut group.constraints,
-                            ignored,
-                            &prefix,
-                        )?),
-                        "volume" => group.volumes.push(parse_volume_request(hcl, inner)?),
-                        "constraint" => group.constraints.push(parse_constraint(hcl, inner)?),
-                        "network" => {
-                            // Dynamic ports are nearly always free; a static
-                            // port must be free on the node: that is placement.
-                            for port in inner.body.blocks().filter(|b| b.ident.as_str() == "port") {
-                                if port.body.has_attribute("static") {
-                                    ignored.push((
-                                        format!(
-                                            "{prefix}static port \"{}\"",
-                                            port.labels.first().map(|l| l.as_str()).unwrap_or("")
-                                        ),
-                                        hcl.position(port.span()),
-                                    ));
-                                }
-                            }
+            Structure::Attribute(attr) => group.count = Some(hcl.int(attr)?),
+            Structure::Block(inner) => match inner.ident.as_str() {
+                "task" => group.tasks.push(parse_task(
+                    hcl,
+                    inner,
+                    &mut group.constraints,
+                    &mut nested,
+                    &prefix,
+                )?),
+                "volume" => group.volumes.push(parse_volume_request(hcl, inner)?),
+                "constraint" => group.constraints.push(parse_constraint(hcl, inner)?),
+                "network" => {
+                    // Dynamic ports are nearly always free; a static port
+                    // must be free on the node: that is placement.
+                    for port in inner.body.blocks().filter(|b| b.ident.as_str() == "port") {
+                        if port.body.has_attribute("static") {
+                            let label = port.labels.first().map_or("", |l| l.as_str());
+                            nested.push((
+                                format!("{prefix}static port \"{label}\""),
+                                hcl.position(port.span()),
+                            ));
                         }
-                        _ => group.reschedule = Some(parse_reschedule(hcl, inner)?),
-                    },
-                    Field::Quiet => {}
-                    Field::Warn => {
-                        ignored.push((format!("{prefix}{key}"), hcl.position(inner.span())))
                     }
                 }
-            }
+                _ => group.reschedule = Some(parse_reschedule(hcl, inner)?),
+            },
         }
-    }
+        Ok(())
+    })?;
+    ignored.extend(warned);
+    ignored.extend(nested);
     Ok(group)
 }
 
@@ -510,103 +519,44 @@ fn parse_task(
         ..NomadTask::default()
     };
     let prefix = format!("{group_prefix}task \"{}\" ", task.name);
-    for structure in block.body.iter() {
+    let mut nested = Vec::new();
+    let warned = walk(hcl, &block.body, &TASK, &prefix, |structure| {
         match structure {
-            Structure::Attribute(attr) => {
-                let key = attr.key.as_str();
-                match classify(
-                    key,
-                    &["driver"],
-                    &[
-                        "user",
-                        "kill_timeout",
-                        "kill_signal",
-                        "leader",
-                        "kind",
-                        "shutdown_delay",
-                        "meta",
-                        "env",
-                    ],
-                    &[],
-                ) {
-                    Field::Read => task.driver = Some(hcl.string(attr)?),
-                    Field::Quiet => {}
-                    Field::Warn => {
-                        ignored.push((format!("{prefix}{key}"), hcl.position(attr.span())))
-                    }
+            Structure::Attribute(attr) => task.driver = Some(hcl.string(attr)?),
+            Structure::Block(inner) => match inner.ident.as_str() {
+                "resources" => parse_resources(hcl, inner, &mut task, &mut nested, &prefix)?,
+                "csi_plugin" => {
+                    let field = |name: &str| {
+                        inner
+                            .body
+                            .get_attribute(name)
+                            .map(|attr| hcl.string(attr))
+                            .transpose()
+                    };
+                    let Some(id) = field("id")? else {
+                        return Err(hcl.error(inner.span(), "csi_plugin: expected an id".into()));
+                    };
+                    task.csi_plugin = Some((id, field("type")?.unwrap_or_default()));
                 }
-            }
-            Structure::Block(inner) => {
-                let key = inner.ident.as_str();
-                match classify(
-                    key,
-                    &["resources", "csi_plugin", "volume_mount", "constraint"],
-                    &[
-                        "config",
-                        "template",
-                        "artifact",
-                        "env",
-                        "service",
-                        "logs",
-                        "lifecycle",
-                        "vault",
-                        "identity",
-                        "restart",
-                        "dispatch_payload",
-                        "scaling",
-                        "meta",
-                        "kill",
-                        "consul",
-                        "secret",
-                        "action",
-                        "schedule",
-                        "volume",
-                    ],
-                    &["affinity"],
-                ) {
-                    Field::Read => match key {
-                        "resources" => parse_resources(hcl, inner, &mut task, ignored, &prefix)?,
-                        "csi_plugin" => {
-                            let mut id = None;
-                            let mut kind = None;
-                            for attr in inner.body.attributes() {
-                                match attr.key.as_str() {
-                                    "id" => id = Some(hcl.string(attr)?),
-                                    "type" => kind = Some(hcl.string(attr)?),
-                                    _ => {}
-                                }
-                            }
-                            let Some(id) = id else {
-                                return Err(
-                                    hcl.error(inner.span(), "csi_plugin: expected an id".into())
-                                );
-                            };
-                            task.csi_plugin = Some((id, kind.unwrap_or_default()));
-                        }
-                        "volume_mount" => {
-                            let mut volume = String::new();
-                            let mut destination = String::new();
-                            for attr in inner.body.attributes() {
-                                match attr.key.as_str() {
-                                    "volume" => volume = hcl.string(attr)?,
-                                    // Usually a runtime path: kept as written.
-                                    "destination" => destination = hcl.string(attr)?,
-                                    _ => {}
-                                }
-                            }
-                            task.volume_mounts.push((volume, destination));
-                        }
-                        // A task's constraints constrain its group's placement.
-                        _ => group_constraints.push(parse_constraint(hcl, inner)?),
-                    },
-                    Field::Quiet => {}
-                    Field::Warn => {
-                        ignored.push((format!("{prefix}{key}"), hcl.position(inner.span())))
-                    }
+                "volume_mount" => {
+                    let field = |name: &str| {
+                        inner
+                            .body
+                            .get_attribute(name)
+                            .map_or(Ok(String::new()), |attr| hcl.string(attr))
+                    };
+                    // The destination is usually a runtime path: kept as written.
+                    task.volume_mounts
+                        .push((field("volume")?, field("destination")?));
                 }
-            }
+                // A task's constraints constrain its group's placement.
+                _ => group_constraints.push(parse_constraint(hcl, inner)?),
+            },
         }
-    }
+        Ok(())
+    })?;
+    ignored.extend(warned);
+    ignored.extend(nested);
     Ok(task)
 }
 
