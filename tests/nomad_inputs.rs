@@ -331,3 +331,15 @@ fn import_refuses_a_broken_export_and_writes_nothing() {
     assert!(!out.exists(), "nothing is written for bad input");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_file_entry_needs_a_scenario_file_to_be_relative_to() {
+    let err = plansim::scenario::load_str(
+        "nodes:\n  - id: a\njobs:\n  - file: /etc/hostname\n",
+        "text.yaml",
+        "text",
+    )
+    .expect_err("text that is not a file cannot name files");
+    assert_eq!(err.position.map(|p| p.line), Some(4));
+    assert!(err.message.starts_with("jobs[0].file: "), "{err}");
+}

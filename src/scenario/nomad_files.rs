@@ -14,17 +14,28 @@ use super::{nomad_hcl, nomad_json, nomad_volume};
 
 /// Where `file:` paths are resolved from, and how errors name the scenario.
 pub struct FileContext<'a> {
-    /// The scenario's directory; `None` for text with no file (paths are
-    /// then relative to the working directory).
+    /// The scenario's directory; `None` for text that is not a file (an
+    /// experiment's variant, a test's string), which may not use `file:`.
     pub base: Option<&'a Path>,
     pub scenario: &'a str,
 }
 
 impl FileContext<'_> {
-    fn path(&self, file: &str) -> PathBuf {
+    fn path(
+        &self,
+        file: &str,
+        at: serde_saphyr::Location,
+        field: &str,
+    ) -> Result<PathBuf, LoadError> {
         match self.base {
-            Some(base) => base.join(file),
-            None => PathBuf::from(file),
+            Some(base) => Ok(base.join(file)),
+            None => Err(at_entry(
+                self,
+                at,
+                format!(
+                    "{field}: a `file:` entry is read relative to its scenario file; this scenario is not one"
+                ),
+            )),
         }
     }
 }
@@ -65,24 +76,15 @@ pub fn expand(
             ("constraints", job.constraints.is_some()),
             ("groups", !job.groups.is_empty()),
         ];
-        if let Some((field, _)) = extra.iter().find(|(_, set)| *set) {
-            return Err(at_entry(
-                context,
-                entry.referenced,
-                format!(
-                    "jobs[{index}].{field}: a `file:` entry takes only submit_at and count (per group); the job file says the rest"
-                ),
-            ));
-        }
-        let path = context.path(&file);
-        let label = path.display().to_string();
-        let text = read_text(&path).map_err(|message| {
-            at_entry(
-                context,
-                entry.referenced,
-                format!("jobs[{index}].file: {file}: {message}"),
-            )
-        })?;
+        let field = format!("jobs[{index}]");
+        let (label, text) = entry_text(
+            context,
+            entry.referenced,
+            &field,
+            &file,
+            &extra,
+            "submit_at and count (per group); the job file",
+        )?;
         // Errors name the file as the scenario wrote it (relative to the
         // scenario, whose path starts the message); warnings, which stand
         // alone, name it as found.
@@ -91,13 +93,8 @@ pub fn expand(
         } else {
             nomad_hcl::parse_job(&text, &file)
         };
-        let nested = |err: LoadError| {
-            at_entry(
-                context,
-                entry.referenced,
-                format!("jobs[{index}].file: {err}"),
-            )
-        };
+        let nested =
+            |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
         let job = parsed.map_err(nested)?;
         let (job_id, job_at) = (job.id.clone(), job.at);
         let (mut raw_job, ignored) = to_raw_job(job, &file, entry.referenced).map_err(nested)?;
@@ -139,31 +136,17 @@ pub fn expand(
             ("attachment_mode", volume.attachment_mode.is_some()),
             ("topologies", volume.topologies.is_some()),
         ];
-        if let Some((field, _)) = extra.iter().find(|(_, set)| *set) {
-            return Err(at_entry(
-                context,
-                entry.referenced,
-                format!(
-                    "volumes[{index}].{field}: a `file:` entry takes only id and count; the volume spec says the rest"
-                ),
-            ));
-        }
-        let path = context.path(&file);
-        let label = path.display().to_string();
-        let text = read_text(&path).map_err(|message| {
-            at_entry(
-                context,
-                entry.referenced,
-                format!("volumes[{index}].file: {file}: {message}"),
-            )
-        })?;
-        let nested = |err: LoadError| {
-            at_entry(
-                context,
-                entry.referenced,
-                format!("volumes[{index}].file: {err}"),
-            )
-        };
+        let field = format!("volumes[{index}]");
+        let (label, text) = entry_text(
+            context,
+            entry.referenced,
+            &field,
+            &file,
+            &extra,
+            "id and count; the volume spec",
+        )?;
+        let nested =
+            |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
         let parsed = if is_json(&text) {
             nomad_json::parse_volume(&text, &file)
         } else {
@@ -205,6 +188,30 @@ pub fn expand(
     Ok(())
 }
 
+/// Checks that a `file:` entry sets no field but those it may (`extra`
+/// lists the others, with whether each is set), then reads its file.
+/// Returns the file's path as found (for warnings) and its text.
+fn entry_text(
+    context: &FileContext,
+    at: serde_saphyr::Location,
+    field: &str,
+    file: &str,
+    extra: &[(&str, bool)],
+    allowed: &str,
+) -> Result<(String, String), LoadError> {
+    if let Some((name, _)) = extra.iter().find(|(_, set)| *set) {
+        return Err(at_entry(
+            context,
+            at,
+            format!("{field}.{name}: a `file:` entry takes only {allowed} says the rest"),
+        ));
+    }
+    let path = context.path(file, at, &format!("{field}.file"))?;
+    let text = read_text(&path)
+        .map_err(|message| at_entry(context, at, format!("{field}.file: {file}: {message}")))?;
+    Ok((path.display().to_string(), text))
+}
+
 fn at_entry(context: &FileContext, at: serde_saphyr::Location, message: String) -> LoadError {
     LoadError {
         file: context.scenario.to_string(),
@@ -214,6 +221,10 @@ fn at_entry(context: &FileContext, at: serde_saphyr::Location, message: String) 
 }
 
 fn read_text(path: &Path) -> Result<String, String> {
+    // A FIFO or a device would block or never end: only regular files.
+    if path.exists() && !path.is_file() {
+        return Err("not a regular file".to_string());
+    }
     let bytes = super::load::read_limited(path)?;
     String::from_utf8(bytes).map_err(|err| {
         format!(
