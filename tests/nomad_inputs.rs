@@ -343,3 +343,16 @@ fn a_file_entry_needs_a_scenario_file_to_be_relative_to() {
     assert_eq!(err.position.map(|p| p.line), Some(4));
     assert!(err.message.starts_with("jobs[0].file: "), "{err}");
 }
+
+#[test]
+fn one_volume_spec_stamped_out_with_an_id_override() {
+    let scenario = seed_report_variant(
+        "nomad-volume-count",
+        "  - file: test-volume0.hcl\n",
+        "  - file: test-volume0.hcl\n    id: \"disk[{i}]\"\n    count: 3\n  - file: test-volume0.hcl\n",
+    );
+    let loaded = load_file(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = loaded.volumes.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["disk[0]", "disk[1]", "disk[2]", "test-volume0"]);
+    std::fs::remove_dir_all(scenario.parent().unwrap()).unwrap();
+}
