@@ -1,6 +1,5 @@
-# The job of Nomad issue #10157, as its reporter would write it: two
-# allocations of one group mount the same volume, read-only, and the volume
-# allows a single reader on a single node.
+# The job of Nomad issue #10157: one group of two allocations that both
+# mount test-volume0 read-only, a volume that allows a single reader.
 job "example" {
   datacenters = ["dc1"]
 
@@ -13,23 +12,16 @@ job "example" {
       read_only = true
     }
 
-    network {
-      port "db" {
-        to = 6379
-      }
-    }
-
     task "redis" {
       driver = "docker"
 
       config {
-        image = "redis:7"
-        ports = ["db"]
+        image = "redis"
       }
 
       volume_mount {
         volume      = "volume0"
-        destination = "${NOMAD_ALLOC_DIR}/volume0"
+        destination = "/data"
       }
 
       resources {

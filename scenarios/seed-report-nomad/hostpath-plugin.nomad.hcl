@@ -1,17 +1,18 @@
-# The hostpath CSI plugin, one instance on every client (a system job). It
-# grants every publish: it does not enforce access modes.
+# A CSI hostpath plugin on every client: a system job whose task serves
+# both the node and the controller side (monolith). The hostpath driver
+# publishes whatever it is asked to: it does not enforce access modes.
 job "csi-plugin" {
   type        = "system"
   datacenters = ["dc1"]
 
-  group "csi" {
-    task "plugin" {
+  group "plugin" {
+    task "hostpath" {
       driver = "docker"
 
       config {
-        image      = "registry.k8s.io/sig-storage/hostpathplugin:v1.9.0"
-        args       = ["--drivername=csi-hostpath", "--endpoint=${CSI_ENDPOINT}", "--nodeid=node-${NOMAD_ALLOC_INDEX}"]
+        image      = "hostpathplugin:latest"
         privileged = true
+        args       = ["--endpoint=${CSI_ENDPOINT}", "--nodeid=${node.unique.name}"]
       }
 
       csi_plugin {
@@ -21,8 +22,8 @@ job "csi-plugin" {
       }
 
       resources {
-        cpu    = 256
-        memory = 128
+        cpu    = 100
+        memory = 64
       }
     }
   }

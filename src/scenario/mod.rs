@@ -1,5 +1,6 @@
 //! The YAML side of the I/O shell: reading scenario files into the resolved
-//! model. Nothing here runs a simulation.
+//! model, and Nomad's own job files and volume specs (`nomad_*`) into the
+//! same raw types first. Nothing here runs a simulation.
 
 pub mod error;
 pub mod limits;
