@@ -661,7 +661,7 @@ fn readme_links_the_report_and_the_fix() {
 fn readme_installs_plansim_and_its_examples_use_it() {
     let readme = read("README.md");
     assert!(readme.contains("cargo install --path . --locked"));
-    let start = readme.find("As a Slurm array job").unwrap();
+    let start = readme.find("As a Slurm job array").unwrap();
     let end = start + readme[start..].find("`--resume` in each").unwrap();
     let examples = &readme[start..end];
     assert!(!examples.contains("cargo run"), "{examples}");

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::model::scenario::Scenario;
-use crate::scenario::{LoadError, load_file};
+use crate::scenario::{LoadError, load_file_with_warnings};
 
 /// Expands each path: a directory stands for its `*.yaml` and `*.yml` files, sorted.
 pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
@@ -39,7 +39,8 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Loads every file, reporting every bad one (not just the first).
-pub fn load_scenarios(files: &[PathBuf]) -> Result<Vec<Scenario>, Vec<LoadError>> {
+/// Warnings go to stderr, or with `strict` are errors.
+pub fn load_scenarios(files: &[PathBuf], strict: bool) -> Result<Vec<Scenario>, Vec<LoadError>> {
     let mut scenarios = Vec::new();
     let mut errors = Vec::new();
     for file in files {
@@ -47,9 +48,9 @@ pub fn load_scenarios(files: &[PathBuf]) -> Result<Vec<Scenario>, Vec<LoadError>
             errors.push(experiment_given(file));
             continue;
         }
-        match load_file(file) {
+        match load_checked(file, strict) {
             Ok(scenario) => scenarios.push((file.as_path(), scenario)),
-            Err(err) => errors.push(err),
+            Err(mut errs) => errors.append(&mut errs),
         }
     }
     let mut seen: BTreeMap<String, &Path> = BTreeMap::new();
@@ -125,4 +126,23 @@ pub fn experiment_given(file: &Path) -> LoadError {
             file.display()
         ),
     }
+}
+
+/// Loads one scenario. Its warnings are printed to stderr; with `strict`
+/// they are the errors that refuse it.
+pub fn load_checked(file: &Path, strict: bool) -> Result<Scenario, Vec<LoadError>> {
+    let (scenario, warnings) = load_file_with_warnings(file).map_err(|err| vec![err])?;
+    if strict && !warnings.is_empty() {
+        return Err(warnings
+            .into_iter()
+            .map(|mut w| {
+                w.message = format!("{} (an error under --strict)", w.message);
+                w
+            })
+            .collect());
+    }
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(scenario)
 }

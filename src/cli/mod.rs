@@ -2,6 +2,7 @@
 //! reads files, calls the pure core and writes results.
 
 mod diff_cmd;
+mod import_cmd;
 mod inputs;
 mod run_cmd;
 mod run_progress;
@@ -89,6 +90,12 @@ Example: plansim man > plansim.1 && man ./plansim.1
 
 Exit codes: 0 ok.")]
     Man,
+    /// Write a scenario from a live cluster's saved state.
+    #[command(after_help = "\
+Example: plansim import nomad snapshot/ -o cluster.yaml
+
+Exit codes: 0 ok; 2 bad input (nothing is written).")]
+    Import(import_cmd::ImportArgs),
 }
 
 /// The shells `plansim completions` writes for.
@@ -119,6 +126,7 @@ pub fn main() -> ExitCode {
         Command::Merge(args) => sweep_cmd::merge(args),
         Command::Completions { shell } => completions(shell),
         Command::Man => man_page(),
+        Command::Import(args) => import_cmd::run(args),
     };
     ExitCode::from(code)
 }

@@ -36,6 +36,10 @@ pub struct RunArgs {
     /// Print only failed expectations and errors.
     #[arg(short, long)]
     quiet: bool,
+    /// Refuse a scenario with warnings (fields of Nomad files that can change
+    /// placement and that plansim does not model).
+    #[arg(long)]
+    strict: bool,
 }
 
 pub fn run(args: RunArgs) -> u8 {
@@ -46,7 +50,7 @@ pub fn run(args: RunArgs) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
-    let scenarios = match load_scenarios(&files) {
+    let scenarios = match load_scenarios(&files, args.strict) {
         Ok(scenarios) => scenarios,
         Err(errors) => {
             for err in errors {

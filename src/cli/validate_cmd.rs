@@ -6,15 +6,18 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::inputs::{FileKind, file_kind, scenario_files};
+use super::inputs::{FileKind, file_kind, load_checked, scenario_files};
 use super::{EXIT_BAD_INPUT, EXIT_OK};
-use crate::scenario::load_file;
 
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
     /// Scenario or experiment files, or directories of *.yaml files.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
+    /// Refuse a scenario with warnings (fields of Nomad files that can change
+    /// placement and that plansim does not model).
+    #[arg(long)]
+    strict: bool,
 }
 
 pub fn run(args: ValidateArgs) -> u8 {
@@ -34,7 +37,7 @@ pub fn run(args: ValidateArgs) -> u8 {
             }
             continue;
         }
-        match load_file(file) {
+        match load_checked(file, args.strict) {
             Ok(scenario) => {
                 let allocations: u64 = scenario
                     .jobs
@@ -53,8 +56,10 @@ pub fn run(args: ValidateArgs) -> u8 {
                     scenario.events.len()
                 ));
             }
-            Err(err) => {
-                eprintln!("{err}");
+            Err(errors) => {
+                for err in errors {
+                    eprintln!("{err}");
+                }
                 code = EXIT_BAD_INPUT;
             }
         }

@@ -6,7 +6,9 @@
 use std::fmt;
 
 /// A volume's access mode, as CSI and Nomad name it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Deserialize, serde::Serialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum AccessMode {
     SingleNodeReaderOnly,

@@ -27,6 +27,8 @@ pub struct Scenario {
     pub volume_by_name: BTreeMap<String, VolumeId>,
     /// Driver names; a `DriverSet` bit `i` stands for `driver_names[i]`.
     pub driver_names: Vec<String>,
+    /// Allocations that exist when the run starts (a live cluster's state).
+    pub initial_allocations: Vec<InitialAllocation>,
 }
 
 /// Timings of the server and clients. Every field has a default documented in
@@ -284,4 +286,15 @@ pub enum TimelineAction {
         healthy: bool,
     },
     StopJob(JobId),
+}
+
+/// An allocation that exists at time 0 (`initial_allocations`): running
+/// ones hold their volume claims, granted and published, from the start;
+/// pending ones were placed and have not claimed yet.
+#[derive(Clone, Debug)]
+pub struct InitialAllocation {
+    pub group: crate::model::ids::GroupRef,
+    pub index: u32,
+    pub node: NodeId,
+    pub running: bool,
 }

@@ -29,6 +29,14 @@ const DEFAULT_PRIORITY: u32 = 50;
 
 /// Reads and resolves a scenario file.
 pub fn load_file(path: &Path) -> Result<Scenario, LoadError> {
+    load_file_with_warnings(path).map(|(scenario, _)| scenario)
+}
+
+/// As [`load_file`], with the warnings: fields of Nomad files that could
+/// change placement and that plansim does not model, and model
+/// approximations the scenario relies on. `--strict` refuses a scenario
+/// that has any.
+pub fn load_file_with_warnings(path: &Path) -> Result<(Scenario, Vec<LoadError>), LoadError> {
     let label = path.display().to_string();
     let bytes = read_limited(path).map_err(|message| LoadError {
         file: label.clone(),
@@ -47,10 +55,14 @@ pub fn load_file(path: &Path) -> Result<Scenario, LoadError> {
         .file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())
         .unwrap_or_else(|| "scenario".to_string());
-    load_str(text, &label, &stem)
+    let context = super::nomad_files::FileContext {
+        base: Some(path.parent().unwrap_or(Path::new("."))),
+        scenario: &label,
+    };
+    load_text(text, &stem, DanglingEvents::Refuse, &context)
 }
 
-fn read_limited(path: &Path) -> Result<Vec<u8>, String> {
+pub fn read_limited(path: &Path) -> Result<Vec<u8>, String> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|err| format!("cannot read: {err}"))?;
     let mut bytes = Vec::new();
@@ -162,7 +174,11 @@ fn clean_yaml_message(message: &str) -> String {
 /// Parses and resolves scenario text. `file` labels errors; `default_name`
 /// names the scenario when it has no `name:`.
 pub fn load_str(text: &str, file: &str, default_name: &str) -> Result<Scenario, LoadError> {
-    load_text(text, file, default_name, DanglingEvents::Refuse).map(|(scenario, _)| scenario)
+    let context = super::nomad_files::FileContext {
+        base: None,
+        scenario: file,
+    };
+    load_text(text, default_name, DanglingEvents::Refuse, &context).map(|(scenario, _)| scenario)
 }
 
 /// As [`load_str`], for an experiment's variant of a scenario: a timeline
@@ -173,15 +189,21 @@ pub fn load_variant(
     file: &str,
     default_name: &str,
 ) -> Result<(Scenario, Vec<String>), LoadError> {
-    load_text(text, file, default_name, DanglingEvents::Skip)
+    let context = super::nomad_files::FileContext {
+        base: None,
+        scenario: file,
+    };
+    load_text(text, default_name, DanglingEvents::Skip, &context)
+        .map(|(scenario, warnings)| (scenario, warnings.into_iter().map(|w| w.message).collect()))
 }
 
 fn load_text(
     text: &str,
-    file: &str,
     default_name: &str,
     dangling: DanglingEvents,
-) -> Result<(Scenario, Vec<String>), LoadError> {
+    context: &super::nomad_files::FileContext,
+) -> Result<(Scenario, Vec<LoadError>), LoadError> {
+    let file = context.scenario;
     if text.trim().is_empty() {
         return Err(LoadError {
             file: file.to_string(),
@@ -189,8 +211,10 @@ fn load_text(
             message: "the file is empty: a scenario needs at least nodes and jobs".to_string(),
         });
     }
-    let raw: RawScenario = serde_saphyr::from_str_with_options(text, yaml_options())
+    let mut raw: RawScenario = serde_saphyr::from_str_with_options(text, yaml_options())
         .map_err(|err| yaml_error(file, &err))?;
+    let mut file_warnings = Vec::new();
+    super::nomad_files::expand(&mut raw, context, &mut file_warnings)?;
     let mut warnings = Vec::new();
     let scenario = resolve_scenario(raw, default_name, dangling, &mut warnings).map_err(
         |(location, message)| LoadError {
@@ -199,7 +223,12 @@ fn load_text(
             message,
         },
     )?;
-    Ok((scenario, warnings))
+    file_warnings.extend(warnings.into_iter().map(|message| LoadError {
+        file: file.to_string(),
+        position: None,
+        message,
+    }));
+    Ok((scenario, file_warnings))
 }
 
 /// An error message with the place it belongs to, before the file is attached.
@@ -210,7 +239,7 @@ fn fail<T>(location: Location, message: impl Into<String>) -> Result<T, Fail> {
 }
 
 fn resolve_scenario(
-    raw: RawScenario,
+    mut raw: RawScenario,
     default_name: &str,
     dangling: DanglingEvents,
     warnings: &mut Vec<String>,
@@ -247,6 +276,7 @@ fn resolve_scenario(
     };
     let cluster = resolve_cluster(raw.cluster.unwrap_or_default())?;
 
+    declare_job_plugins(&mut raw.plugins, &raw.jobs);
     let plugins = resolve_plugins(&raw.plugins)?;
     let plugin_ids: BTreeMap<&str, PluginId> = plugins
         .iter()
@@ -254,14 +284,17 @@ fn resolve_scenario(
         .map(|(i, p)| (p.name.as_str(), PluginId::from_index(i)))
         .collect();
     let mut drivers = DriverNames::default();
-    let nodes = resolve_nodes(&raw.nodes, &plugin_ids, &mut drivers)?;
+    let mut nodes = resolve_nodes(&raw.nodes, &plugin_ids, &mut drivers)?;
     let volumes = resolve_volumes(&raw.volumes, &plugin_ids)?;
     let volume_by_name: BTreeMap<String, VolumeId> = volumes
         .iter()
         .enumerate()
         .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
         .collect();
-    let jobs = resolve_jobs(&raw.jobs, &volume_by_name, horizon, &mut drivers)?;
+    let (mut jobs, mut providers) =
+        resolve_jobs(&raw.jobs, &volume_by_name, horizon, &mut drivers)?;
+    expand_datacenter_globs(&nodes, &mut jobs, &mut providers);
+    place_job_plugins(&mut nodes, &providers, &plugin_ids, warnings);
     let events = resolve_events(
         &raw.events,
         horizon,
@@ -274,6 +307,8 @@ fn resolve_scenario(
     check_allocation_budget(&jobs, &events)?;
     let expectations = resolve_expectations(raw.expect, &policies)?;
 
+    let initial_allocations =
+        resolve_initial_allocations(&raw.initial_allocations, &jobs, &nodes, &volume_by_name)?;
     Ok(Scenario {
         name,
         description: raw.description.unwrap_or_default().trim().to_string(),
@@ -287,6 +322,7 @@ fn resolve_scenario(
         jobs,
         events,
         expectations,
+        initial_allocations,
         volume_by_name,
         driver_names: drivers.0,
     })
@@ -525,6 +561,18 @@ fn resolve_volumes(
                 "MAX_VOLUMES",
                 at,
             )?;
+            let Some(access_mode) = volume.access_mode else {
+                return fail(
+                    at,
+                    format!(
+                        "volumes[{}].access_mode: missing; give one of single-node-reader-only, single-node-writer, multi-node-reader-only, multi-node-single-writer, multi-node-multi-writer",
+                        volume.id
+                    ),
+                );
+            };
+            if volume.plugin_id.is_empty() {
+                return fail(at, format!("volumes[{}].plugin_id: missing", volume.id));
+            }
             let Some(&plugin) = plugin_ids.get(volume.plugin_id.as_str()) else {
                 return fail(
                     at,
@@ -537,7 +585,7 @@ fn resolve_volumes(
             volumes.push(VolumeSpec {
                 name: volume.id.clone(),
                 plugin,
-                access_mode: volume.access_mode,
+                access_mode,
                 attachment_mode: match volume.attachment_mode {
                     None | Some(RawAttachmentMode::FileSystem) => AttachmentMode::FileSystem,
                     Some(RawAttachmentMode::BlockDevice) => AttachmentMode::BlockDevice,
@@ -554,9 +602,10 @@ fn resolve_jobs(
     volume_by_name: &BTreeMap<String, VolumeId>,
     horizon: Millis,
     driver_names: &mut DriverNames,
-) -> Result<Vec<JobSpec>, Fail> {
+) -> Result<(Vec<JobSpec>, Vec<PluginJob>), Fail> {
     let mut ids = UniqueIds::new("jobs");
     let mut jobs = Vec::new();
+    let mut providers = Vec::new();
     for entry in raw {
         let at = entry.referenced;
         for job in expand(
@@ -568,7 +617,36 @@ fn resolve_jobs(
         )? {
             ids.insert(&job.id, at)?;
             check_limit(jobs.len() + 1, limits::MAX_JOBS, "jobs", "MAX_JOBS", at)?;
+            let system = matches!(
+                job.job_type,
+                Some(RawJobType::System | RawJobType::Sysbatch)
+            );
+            let node_plugins = node_plugins_of(&job);
+            if system && node_plugins.is_empty() {
+                return fail(
+                    at,
+                    format!(
+                        "jobs[{}].type: system and sysbatch jobs are not simulated yet; one is accepted only when a task runs a CSI node plugin (csi_plugin), for where it puts the plugin",
+                        job.id
+                    ),
+                );
+            }
             let job = resolve_job(job, at, volume_by_name, driver_names)?;
+            if system {
+                providers.push(PluginJob {
+                    job,
+                    plugins: node_plugins,
+                    simulated: false,
+                });
+                continue;
+            }
+            if !node_plugins.is_empty() {
+                providers.push(PluginJob {
+                    job: job.clone(),
+                    plugins: node_plugins,
+                    simulated: true,
+                });
+            }
             if job.submit_at > horizon {
                 return fail(
                     at,
@@ -581,7 +659,7 @@ fn resolve_jobs(
             jobs.push(job);
         }
     }
-    Ok(jobs)
+    Ok((jobs, providers))
 }
 
 fn resolve_job(
@@ -592,8 +670,9 @@ fn resolve_job(
 ) -> Result<JobSpec, Fail> {
     let path = format!("jobs[{}]", job.id);
     let kind = match job.job_type.unwrap_or(RawJobType::Service) {
-        RawJobType::Service => JobKind::Service,
-        RawJobType::Batch => JobKind::Batch,
+        // System jobs reach here only to say where their plugin runs.
+        RawJobType::Service | RawJobType::System => JobKind::Service,
+        RawJobType::Batch | RawJobType::Sysbatch => JobKind::Batch,
     };
     let datacenters = job
         .datacenters
@@ -1092,4 +1171,279 @@ fn resolve_expectations(
         }
     }
     Ok(expectations)
+}
+
+/// A job that runs a CSI node plugin. A system job is not simulated
+/// (system jobs are not modelled yet): it only says where the plugin runs.
+struct PluginJob {
+    job: JobSpec,
+    /// (group index, plugin id) for each task that runs a node plugin.
+    plugins: Vec<(usize, String)>,
+    /// A service or batch job, simulated as any other.
+    simulated: bool,
+}
+
+/// The node (or monolith) plugins a job's tasks run, by group.
+fn node_plugins_of(job: &RawJob) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (index, group) in job.groups.iter().enumerate() {
+        for task in &group.value.tasks {
+            if let Some(plugin) = &task.value.csi_plugin
+                && plugin.plugin_type != RawCsiPluginType::Controller
+            {
+                out.push((index, plugin.id.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// A plugin that a job runs but `plugins:` does not list is declared with
+/// the defaults: it does not enforce access modes (declare it to say it
+/// does) and publishes in the default time.
+fn declare_job_plugins(plugins: &mut Vec<Spanned<RawPlugin>>, jobs: &[Spanned<RawJob>]) {
+    for job in jobs {
+        for group in &job.value.groups {
+            for task in &group.value.tasks {
+                let Some(plugin) = &task.value.csi_plugin else {
+                    continue;
+                };
+                if !plugins.iter().any(|p| p.value.id == plugin.id) {
+                    plugins.push(Spanned::new(
+                        RawPlugin {
+                            id: plugin.id.clone(),
+                            enforces_access_mode: false,
+                            publish_latency: None,
+                        },
+                        job.referenced,
+                        job.defined,
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Nomad (1.5+) reads a job's datacenters as glob patterns, and a job file
+/// without datacenters gets `["*"]`: each pattern with a `*` becomes the
+/// datacenters of the nodes it matches (a pattern that matches none stays,
+/// and matches no node, as in Nomad).
+fn expand_datacenter_globs(nodes: &[NodeSpec], jobs: &mut [JobSpec], providers: &mut [PluginJob]) {
+    let known: Vec<&str> = {
+        let mut seen = BTreeSet::new();
+        nodes
+            .iter()
+            .map(|n| n.datacenter.as_str())
+            .filter(|dc| seen.insert(*dc))
+            .collect()
+    };
+    let jobs = jobs
+        .iter_mut()
+        .chain(providers.iter_mut().map(|p| &mut p.job));
+    for job in jobs {
+        if !job.datacenters.iter().any(|dc| dc.contains('*')) {
+            continue;
+        }
+        let mut expanded: Vec<String> = Vec::new();
+        for pattern in &job.datacenters {
+            let matches: Vec<&str> = if pattern.contains('*') {
+                known
+                    .iter()
+                    .copied()
+                    .filter(|dc| glob_match(pattern, dc))
+                    .collect()
+            } else {
+                vec![pattern.as_str()]
+            };
+            if matches.is_empty() {
+                expanded.push(pattern.clone());
+            }
+            for dc in matches {
+                if !expanded.iter().any(|e| e == dc) {
+                    expanded.push(dc.to_string());
+                }
+            }
+        }
+        job.datacenters = expanded;
+    }
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+fn glob_match(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for middle in &parts[1..parts.len() - 1] {
+        match rest.find(middle) {
+            Some(index) => rest = &rest[index + middle.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Puts each job-run node plugin on every node its group could run on (the
+/// job's datacenters, its and the group's constraints, the group's drivers),
+/// healthy, from time 0. For a system job that is exactly where Nomad runs
+/// it; for a service or batch job it is every node it *could* run on, not
+/// only where its allocations land: said in a warning.
+fn place_job_plugins(
+    nodes: &mut [NodeSpec],
+    providers: &[PluginJob],
+    plugin_ids: &BTreeMap<&str, PluginId>,
+    warnings: &mut Vec<String>,
+) {
+    for provider in providers.iter().filter(|p| !p.simulated) {
+        warnings.push(format!(
+            "jobs[{}]: system jobs are not simulated yet: plansim uses this one only to put its CSI plugin on every node it would run on; its resources are not reserved",
+            provider.job.name
+        ));
+    }
+    for provider in providers.iter().filter(|p| p.simulated) {
+        for (_, plugin) in &provider.plugins {
+            warnings.push(format!(
+                "jobs[{}]: a {} job runs CSI plugin \"{plugin}\": plansim puts the plugin on every node the job could run on, from time 0, not only where its allocations land",
+                provider.job.name,
+                if provider.job.is_batch() { "batch" } else { "service" }
+            ));
+        }
+    }
+    let placements = providers.iter().flat_map(|p| {
+        p.plugins
+            .iter()
+            .map(move |(g, id)| (&p.job, *g, id.as_str()))
+    });
+    for (job, group_index, plugin) in placements {
+        let Some(&plugin_id) = plugin_ids.get(plugin) else {
+            continue;
+        };
+        let group = &job.groups[group_index];
+        for node in nodes.iter_mut() {
+            let fits = job.datacenters.contains(&node.datacenter)
+                && group.drivers.is_subset(node.drivers)
+                && job
+                    .constraints
+                    .iter()
+                    .chain(&group.constraints)
+                    .all(|c| crate::sim::feasibility::constraint_holds(c, node));
+            if fits && !node.csi_plugins.iter().any(|p| p.plugin == plugin_id) {
+                node.csi_plugins.push(NodePluginSpec {
+                    plugin: plugin_id,
+                    healthy: true,
+                    max_volumes: 0,
+                });
+            }
+        }
+    }
+}
+
+/// `initial_allocations`: each names an allocation the Nomad way,
+/// `<job>.<group>[<index>]`, of a job submitted at 0s, on a known node.
+fn resolve_initial_allocations(
+    raw: &[Spanned<RawInitialAllocation>],
+    jobs: &[JobSpec],
+    nodes: &[NodeSpec],
+    volume_by_name: &BTreeMap<String, VolumeId>,
+) -> Result<Vec<InitialAllocation>, Fail> {
+    let mut seen = BTreeSet::new();
+    let mut used: BTreeMap<NodeId, (u64, u64)> = BTreeMap::new();
+    let mut out = Vec::with_capacity(raw.len());
+    for (i, entry) in raw.iter().enumerate() {
+        let (at, alloc) = (entry.referenced, &entry.value);
+        let path = format!("initial_allocations[{i}]");
+        let parsed = alloc
+            .alloc
+            .strip_suffix(']')
+            .and_then(|s| s.rsplit_once('['))
+            .and_then(|(name, index)| Some((name, index.parse::<u32>().ok()?)));
+        let Some((name, index)) = parsed else {
+            return fail(
+                at,
+                format!(
+                    "{path}.alloc: \"{}\" is not an allocation name: expected <job>.<group>[<index>]",
+                    alloc.alloc
+                ),
+            );
+        };
+        let found = jobs.iter().enumerate().find_map(|(j, job)| {
+            let group = name.strip_prefix(job.name.as_str())?.strip_prefix('.')?;
+            let g = job.groups.iter().position(|g| g.name == group)?;
+            Some((j, g))
+        });
+        let Some((j, g)) = found else {
+            return fail(
+                at,
+                format!("{path}.alloc: no job and group under jobs match \"{name}\""),
+            );
+        };
+        let (job, group) = (&jobs[j], &jobs[j].groups[g]);
+        if job.submit_at != Millis::ZERO {
+            return fail(
+                at,
+                format!(
+                    "{path}.alloc: job \"{}\" is submitted at {}s; an allocation at time 0 needs its job submitted at 0s",
+                    job.name, job.submit_at
+                ),
+            );
+        }
+        if index >= group.count {
+            return fail(
+                at,
+                format!(
+                    "{path}.alloc: index {index} is not below the group's count {}",
+                    group.count
+                ),
+            );
+        }
+        if !seen.insert((j, g, index)) {
+            return fail(
+                at,
+                format!("{path}.alloc: \"{}\" is listed twice", alloc.alloc),
+            );
+        }
+        for request in &group.volumes {
+            if let VolumeSource::PerAlloc { base } = &request.source
+                && !volume_by_name.contains_key(&format!("{base}[{index}]"))
+            {
+                return fail(
+                    at,
+                    format!(
+                        "{path}.alloc: its volume \"{base}[{index}]\" (per_alloc) is not under volumes"
+                    ),
+                );
+            }
+        }
+        let Some(node) = nodes.iter().position(|n| n.name == alloc.node) else {
+            return fail(
+                at,
+                format!(
+                    "{path}.node: no node with id \"{}\" under nodes",
+                    alloc.node
+                ),
+            );
+        };
+        let node_id = NodeId::from_index(node);
+        let total = used.entry(node_id).or_default();
+        total.0 += group.cpu;
+        total.1 += group.memory;
+        if total.0 > nodes[node].cpu || total.1 > nodes[node].memory {
+            return fail(
+                at,
+                format!(
+                    "{path}.node: node \"{}\" has {} MHz and {} MiB; its initial allocations need more",
+                    alloc.node, nodes[node].cpu, nodes[node].memory
+                ),
+            );
+        }
+        out.push(InitialAllocation {
+            group: crate::model::ids::GroupRef::new(JobId::from_index(j), g),
+            index,
+            node: node_id,
+            running: alloc.status == RawInitialStatus::Running,
+        });
+    }
+    Ok(out)
 }

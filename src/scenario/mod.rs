@@ -1,11 +1,17 @@
 //! The YAML side of the I/O shell: reading scenario files into the resolved
-//! model. Nothing here runs a simulation.
+//! model, and Nomad's own job files and volume specs (`nomad_*`) into the
+//! same raw types first. Nothing here runs a simulation.
 
 pub mod error;
 pub mod limits;
 pub mod load;
+pub mod nomad_files;
+pub mod nomad_hcl;
+pub mod nomad_job;
+pub mod nomad_json;
+pub mod nomad_volume;
 pub mod raw;
 pub mod template;
 
 pub use error::LoadError;
-pub use load::{load_file, load_str};
+pub use load::{load_file, load_file_with_warnings, load_str};

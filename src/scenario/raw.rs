@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
 
 use crate::model::access::AccessMode;
@@ -35,6 +35,8 @@ pub struct RawScenario {
     #[serde(default)]
     pub events: Vec<Spanned<RawEvent>>,
     pub expect: Option<BTreeMap<Policy, BTreeMap<Metric, Spanned<RawExpectValue>>>>,
+    #[serde(default)]
+    pub initial_allocations: Vec<Spanned<RawInitialAllocation>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -50,7 +52,8 @@ pub struct RawCluster {
     pub claim_retry_deadline: Option<RawDuration>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawNode {
     pub id: String,
@@ -65,7 +68,8 @@ pub struct RawNode {
     pub csi_plugins: Option<Vec<RawNodePlugin>>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawNodePlugin {
     pub id: String,
@@ -73,7 +77,8 @@ pub struct RawNodePlugin {
     pub max_volumes: Option<u32>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPlugin {
     pub id: String,
@@ -81,34 +86,47 @@ pub struct RawPlugin {
     pub publish_latency: Option<RawDuration>,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum RawAttachmentMode {
     FileSystem,
     BlockDevice,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawVolume {
+    // `id` and `plugin_id` may come from a volume spec file (`file:`); the
+    // resolver refuses an inline volume without them.
+    #[serde(default)]
     pub id: String,
     pub count: Option<RawCount>,
+    #[serde(default)]
     pub plugin_id: String,
-    pub access_mode: AccessMode,
+    pub access_mode: Option<AccessMode>,
     pub attachment_mode: Option<RawAttachmentMode>,
     pub topologies: Option<Vec<BTreeMap<String, String>>>,
+    /// A Nomad volume spec (HCL or JSON), relative to the scenario.
+    pub file: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum RawJobType {
     Service,
     Batch,
+    System,
+    Sysbatch,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawJob {
+    // `id` and `groups` may come from a Nomad job file (`file:`); the
+    // resolver refuses an inline job without them.
+    #[serde(default)]
     pub id: String,
     pub replicas: Option<RawCount>,
     #[serde(rename = "type")]
@@ -117,10 +135,16 @@ pub struct RawJob {
     pub datacenters: Option<Vec<String>>,
     pub priority: Option<u32>,
     pub constraints: Option<Vec<RawConstraint>>,
+    #[serde(default)]
     pub groups: Vec<Spanned<RawGroup>>,
+    /// A Nomad job file (HCL2 or JSON), relative to the scenario.
+    pub file: Option<String>,
+    /// With `file:`: overrides of group counts, by group name.
+    pub count: Option<BTreeMap<String, RawCount>>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawConstraint {
     pub attribute: String,
@@ -128,7 +152,8 @@ pub struct RawConstraint {
     pub value: Option<String>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawGroup {
     pub name: String,
@@ -139,14 +164,15 @@ pub struct RawGroup {
     pub tasks: Vec<Spanned<RawTask>>,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum RawVolumeType {
     Csi,
     Host,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawVolumeRequest {
     #[serde(rename = "type")]
@@ -156,7 +182,7 @@ pub struct RawVolumeRequest {
     pub per_alloc: Option<bool>,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum RawDelayFunction {
     Constant,
@@ -164,7 +190,8 @@ pub enum RawDelayFunction {
     Fibonacci,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawReschedule {
     pub attempts: Option<u32>,
@@ -175,7 +202,8 @@ pub struct RawReschedule {
     pub unlimited: Option<bool>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTask {
     pub name: String,
@@ -184,9 +212,46 @@ pub struct RawTask {
     pub memory: Option<u64>,
     pub run_for: Option<RawDuration>,
     pub volume_mounts: Option<Vec<RawVolumeMount>>,
+    pub csi_plugin: Option<RawCsiPlugin>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+/// A task that runs a CSI plugin (Nomad's `csi_plugin` block).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCsiPlugin {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub plugin_type: RawCsiPluginType,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RawCsiPluginType {
+    Node,
+    Controller,
+    Monolith,
+}
+
+/// An allocation that exists at time 0 (`initial_allocations`, what
+/// `plansim import nomad` writes for a live cluster).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawInitialAllocation {
+    /// Nomad's allocation name, `<job>.<group>[<index>]`.
+    pub alloc: String,
+    pub node: String,
+    pub status: RawInitialStatus,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RawInitialStatus {
+    Running,
+    Pending,
+}
+
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawVolumeMount {
     pub volume: String,
@@ -311,5 +376,38 @@ impl<'de> Deserialize<'de> for RawCount {
         }
 
         deserializer.deserialize_any(CountVisitor)
+    }
+}
+
+/// Written in the largest unit that divides it exactly (`30s`, `1h`, `250ms`).
+impl Serialize for RawDuration {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let ms = self.0.0;
+        let units = [
+            (86_400_000, "d"),
+            (3_600_000, "h"),
+            (60_000, "m"),
+            (1_000, "s"),
+        ];
+        let text = units
+            .iter()
+            .find(|(size, _)| ms > 0 && ms.is_multiple_of(*size))
+            .map_or_else(
+                || {
+                    if ms == 0 {
+                        "0s".to_string()
+                    } else {
+                        format!("{ms}ms")
+                    }
+                },
+                |(size, unit)| format!("{}{unit}", ms / size),
+            );
+        serializer.serialize_str(&text)
+    }
+}
+
+impl Serialize for RawCount {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u32(self.0)
     }
 }

@@ -102,8 +102,10 @@ stamp_fields!(RawVolumeRequest { source });
 stamp_fields!(RawTask {
     name,
     driver,
-    volume_mounts
+    volume_mounts,
+    csi_plugin
 });
+stamp_fields!(RawCsiPlugin { id });
 stamp_fields!(RawVolumeMount {
     volume,
     destination

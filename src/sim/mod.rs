@@ -7,6 +7,7 @@ mod applier;
 mod broker;
 mod client;
 pub mod feasibility;
+mod initial;
 mod invariants;
 pub mod rank;
 pub mod reschedule;
@@ -89,6 +90,7 @@ pub fn simulate_observed(
     progress: &mut dyn FnMut(Millis, u64),
 ) -> RunOutput {
     let mut sim = Simulation::new(scenario, options);
+    sim.seed_initial_allocations();
     sim.run(progress);
     sim.finish()
 }

@@ -69,7 +69,7 @@ struct PlanContext {
 }
 
 /// A volume request with its source resolved for one allocation index.
-enum ResolvedVolume {
+pub(super) enum ResolvedVolume {
     Found(VolumeId, ClaimMode),
     Missing(String),
 }
@@ -289,7 +289,7 @@ impl Simulation<'_> {
     /// The volumes allocation `index` of `group` mounts. Two requests for
     /// the same volume make one claim (Nomad keys claims by allocation), a
     /// write claim if either request writes.
-    fn resolve_volumes(&self, group: GroupRef, index: u32) -> Vec<ResolvedVolume> {
+    pub(super) fn resolve_volumes(&self, group: GroupRef, index: u32) -> Vec<ResolvedVolume> {
         let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
         let mut resolved: Vec<ResolvedVolume> = Vec::with_capacity(spec.volumes.len());
         for request in &spec.volumes {

@@ -1,0 +1,464 @@
+//! A Nomad job as plansim reads it, whichever file it came from: the HCL2
+//! front end (`nomad_hcl`) and the JSON front end (`nomad_json`) both fill a
+//! [`NomadJob`], and [`to_raw_job`] maps it onto the scenario's own raw
+//! types, so every job, written in YAML or in Nomad's files, goes through
+//! the one resolver in `load.rs`.
+
+use std::collections::BTreeMap;
+
+use serde_saphyr::{Location, Spanned};
+
+use super::error::{LoadError, Position};
+use super::raw::*;
+use crate::model::access::AccessMode;
+use crate::model::time::Millis;
+
+/// Fields plansim does not model that could change placement: what, and where.
+pub type Ignored = Vec<(String, Option<Position>)>;
+
+/// A job's fields that plansim models, with where they were written.
+#[derive(Clone, Debug, Default)]
+pub struct NomadJob {
+    pub id: String,
+    pub at: Option<Position>,
+    /// Nomad's `type`; empty means service.
+    pub job_type: String,
+    pub priority: Option<i64>,
+    pub datacenters: Option<Vec<String>>,
+    pub constraints: Vec<NomadConstraint>,
+    pub groups: Vec<NomadGroup>,
+    /// Fields that could change placement and that plansim does not model:
+    /// what, and where.
+    pub ignored: Ignored,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct NomadConstraint {
+    pub attribute: String,
+    pub operator: String,
+    pub value: String,
+    pub at: Option<Position>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct NomadGroup {
+    pub name: String,
+    pub at: Option<Position>,
+    pub count: Option<i64>,
+    pub volumes: Vec<NomadVolumeRequest>,
+    pub reschedule: Option<NomadReschedule>,
+    pub constraints: Vec<NomadConstraint>,
+    pub tasks: Vec<NomadTask>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct NomadVolumeRequest {
+    pub alias: String,
+    pub at: Option<Position>,
+    pub volume_type: String,
+    pub source: String,
+    pub read_only: bool,
+    pub per_alloc: bool,
+    pub access_mode: Option<String>,
+    pub attachment_mode: Option<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct NomadReschedule {
+    pub attempts: Option<i64>,
+    pub interval: Option<Millis>,
+    pub delay: Option<Millis>,
+    pub delay_function: Option<String>,
+    pub max_delay: Option<Millis>,
+    pub unlimited: Option<bool>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct NomadTask {
+    pub name: String,
+    pub at: Option<Position>,
+    pub driver: Option<String>,
+    pub cpu: Option<i64>,
+    pub memory: Option<i64>,
+    /// `csi_plugin { id, type }`.
+    pub csi_plugin: Option<(String, String)>,
+    pub volume_mounts: Vec<(String, String)>,
+}
+
+/// A mistake in a Nomad file: where, and what was expected.
+pub fn file_error(file: &str, at: Option<Position>, message: impl Into<String>) -> LoadError {
+    LoadError {
+        file: file.to_string(),
+        position: at,
+        message: message.into(),
+    }
+}
+
+/// Constraint operators the resolver models (Nomad's spellings).
+const MODELLED_OPERATORS: [&str; 7] = ["=", "==", "is", "!=", "not", "is_set", "is_not_set"];
+
+/// Whether plansim can check a constraint target: node attributes and meta,
+/// and the node's datacenter, class and name.
+fn modelled_target(attribute: &str) -> bool {
+    let Some(inner) = attribute
+        .trim()
+        .strip_prefix("${")
+        .and_then(|s| s.strip_suffix('}'))
+    else {
+        return false;
+    };
+    matches!(
+        inner,
+        "node.datacenter" | "node.class" | "node.unique.name" | "node.unique.id"
+    ) || inner.strip_prefix("attr.").is_some_and(|k| !k.is_empty())
+        || inner.strip_prefix("meta.").is_some_and(|k| !k.is_empty())
+}
+
+/// Maps a job onto the raw scenario types. Constraints plansim cannot check
+/// are added to `job.ignored` (and so warned about) instead of refused: the
+/// job still runs, without them.
+pub fn to_raw_job(
+    mut job: NomadJob,
+    file: &str,
+    location: Location,
+) -> Result<(RawJob, Ignored), LoadError> {
+    let job_type = match job.job_type.as_str() {
+        "" | "service" => RawJobType::Service,
+        "batch" => RawJobType::Batch,
+        "system" => RawJobType::System,
+        "sysbatch" => RawJobType::Sysbatch,
+        other => {
+            return Err(file_error(
+                file,
+                job.at,
+                format!(
+                    "job \"{}\": type \"{other}\" is not a Nomad job type (expected service, batch, system or sysbatch)",
+                    job.id
+                ),
+            ));
+        }
+    };
+    let priority = match job.priority {
+        None => None,
+        Some(p) => Some(u32::try_from(p).map_err(|_| {
+            file_error(
+                file,
+                job.at,
+                format!("job \"{}\": priority {p} is outside 1..=100", job.id),
+            )
+        })?),
+    };
+    let mut ignored = std::mem::take(&mut job.ignored);
+    let constraints = map_constraints(&job.constraints, &mut ignored);
+    let mut groups = Vec::with_capacity(job.groups.len());
+    for group in &job.groups {
+        let count = match group.count {
+            None => None,
+            Some(n) => Some(RawCount(u32::try_from(n).map_err(|_| {
+                file_error(
+                    file,
+                    group.at,
+                    format!(
+                        "group \"{}\": count {n} is not a whole number of at least 0",
+                        group.name
+                    ),
+                )
+            })?)),
+        };
+        let mut volumes = BTreeMap::new();
+        for request in &group.volumes {
+            if request.volume_type != "csi" {
+                ignored.push((
+                    format!(
+                        "group \"{}\" volume \"{}\" of type \"{}\" (plansim models CSI volumes)",
+                        group.name, request.alias, request.volume_type
+                    ),
+                    request.at,
+                ));
+                continue;
+            }
+            volumes.insert(
+                request.alias.clone(),
+                Spanned::new(raw_volume_request(file, request)?, location, location),
+            );
+        }
+        let mut tasks = Vec::with_capacity(group.tasks.len());
+        for task in &group.tasks {
+            tasks.push(Spanned::new(
+                raw_task(file, task, &volumes)?,
+                location,
+                location,
+            ));
+        }
+        groups.push(Spanned::new(
+            RawGroup {
+                name: group.name.clone(),
+                count,
+                volumes: (!volumes.is_empty()).then_some(volumes),
+                reschedule: group
+                    .reschedule
+                    .as_ref()
+                    .map(|r| raw_reschedule(file, group, r))
+                    .transpose()?,
+                constraints: non_empty(map_constraints(&group.constraints, &mut ignored)),
+                tasks,
+            },
+            location,
+            location,
+        ));
+    }
+    let raw = RawJob {
+        id: job.id.clone(),
+        replicas: None,
+        job_type: Some(job_type),
+        submit_at: None,
+        // Nomad gives a job without datacenters `["*"]` (every datacenter).
+        datacenters: Some(
+            job.datacenters
+                .clone()
+                .unwrap_or_else(|| vec!["*".to_string()]),
+        ),
+        priority,
+        constraints: non_empty(constraints),
+        groups,
+        file: None,
+        count: None,
+    };
+    Ok((raw, ignored))
+}
+
+fn non_empty<T>(list: Vec<T>) -> Option<Vec<T>> {
+    (!list.is_empty()).then_some(list)
+}
+
+fn map_constraints(list: &[NomadConstraint], ignored: &mut Ignored) -> Vec<RawConstraint> {
+    let mut out = Vec::new();
+    for c in list {
+        let operator = if c.operator.is_empty() {
+            "="
+        } else {
+            c.operator.as_str()
+        };
+        if MODELLED_OPERATORS.contains(&operator) && modelled_target(&c.attribute) {
+            let needs_value = !matches!(operator, "is_set" | "is_not_set");
+            out.push(RawConstraint {
+                attribute: c.attribute.trim().to_string(),
+                operator: Some(operator.to_string()),
+                value: needs_value.then(|| c.value.clone()),
+            });
+        } else {
+            ignored.push((
+                format!("constraint {} {operator} {}", c.attribute, c.value)
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                c.at,
+            ));
+        }
+    }
+    out
+}
+
+/// One place that builds a volume request, so a field added to
+/// `RawVolumeRequest` needs one edit here.
+fn raw_volume_request(
+    file: &str,
+    request: &NomadVolumeRequest,
+) -> Result<RawVolumeRequest, LoadError> {
+    // The request's own modes are checked here; the raw request carries
+    // them once `RawVolumeRequest` has `access_mode`/`attachment_mode`
+    // (the claim mode today comes from `read_only`, as in Nomad before 1.1).
+    if let Some(mode) = &request.access_mode {
+        parse_access_mode(file, request.at, mode)?;
+    }
+    if let Some(mode) = &request.attachment_mode {
+        parse_attachment_mode(file, request.at, mode)?;
+    }
+    if request.source.is_empty() {
+        return Err(file_error(
+            file,
+            request.at,
+            format!("volume \"{}\": a CSI volume needs a source", request.alias),
+        ));
+    }
+    Ok(RawVolumeRequest {
+        volume_type: RawVolumeType::Csi,
+        source: request.source.clone(),
+        read_only: request.read_only.then_some(true),
+        per_alloc: request.per_alloc.then_some(true),
+    })
+}
+
+pub fn parse_access_mode(
+    file: &str,
+    at: Option<Position>,
+    text: &str,
+) -> Result<AccessMode, LoadError> {
+    AccessMode::ALL
+        .into_iter()
+        .find(|mode| mode.name() == text)
+        .ok_or_else(|| {
+            file_error(
+                file,
+                at,
+                format!(
+                    "access_mode \"{text}\" is not a CSI access mode (expected single-node-reader-only, single-node-writer, multi-node-reader-only, multi-node-single-writer or multi-node-multi-writer)"
+                ),
+            )
+        })
+}
+
+pub fn parse_attachment_mode(
+    file: &str,
+    at: Option<Position>,
+    text: &str,
+) -> Result<RawAttachmentMode, LoadError> {
+    match text {
+        "file-system" => Ok(RawAttachmentMode::FileSystem),
+        "block-device" => Ok(RawAttachmentMode::BlockDevice),
+        other => Err(file_error(
+            file,
+            at,
+            format!(
+                "attachment_mode \"{other}\" is not a CSI attachment mode (expected file-system or block-device)"
+            ),
+        )),
+    }
+}
+
+fn raw_task(
+    file: &str,
+    task: &NomadTask,
+    volumes: &BTreeMap<String, Spanned<RawVolumeRequest>>,
+) -> Result<RawTask, LoadError> {
+    let amount = |value: Option<i64>, what: &str| -> Result<Option<u64>, LoadError> {
+        value
+            .map(|n| {
+                u64::try_from(n).map_err(|_| {
+                    file_error(
+                        file,
+                        task.at,
+                        format!(
+                            "task \"{}\": {what} {n} must be a whole number of at least 0",
+                            task.name
+                        ),
+                    )
+                })
+            })
+            .transpose()
+    };
+    let csi_plugin = match &task.csi_plugin {
+        None => None,
+        Some((id, kind)) => Some(RawCsiPlugin {
+            id: id.clone(),
+            plugin_type: match kind.as_str() {
+                "node" => RawCsiPluginType::Node,
+                "controller" => RawCsiPluginType::Controller,
+                "monolith" => RawCsiPluginType::Monolith,
+                other => {
+                    return Err(file_error(
+                        file,
+                        task.at,
+                        format!(
+                            "task \"{}\": csi_plugin type \"{other}\" is not one of node, controller, monolith",
+                            task.name
+                        ),
+                    ));
+                }
+            },
+        }),
+    };
+    // Mounts of volumes plansim left out (host volumes) are left out too.
+    let mounts: Vec<RawVolumeMount> = task
+        .volume_mounts
+        .iter()
+        .filter(|(volume, _)| volumes.contains_key(volume))
+        .map(|(volume, destination)| RawVolumeMount {
+            volume: volume.clone(),
+            destination: destination.clone(),
+        })
+        .collect();
+    Ok(RawTask {
+        name: task.name.clone(),
+        driver: task.driver.clone(),
+        cpu: amount(task.cpu, "cpu")?,
+        memory: amount(task.memory, "memory")?,
+        run_for: None,
+        volume_mounts: non_empty(mounts),
+        csi_plugin,
+    })
+}
+
+fn raw_reschedule(
+    file: &str,
+    group: &NomadGroup,
+    r: &NomadReschedule,
+) -> Result<RawReschedule, LoadError> {
+    let delay_function = match r.delay_function.as_deref() {
+        None => None,
+        Some("constant") => Some(RawDelayFunction::Constant),
+        Some("exponential") => Some(RawDelayFunction::Exponential),
+        Some("fibonacci") => Some(RawDelayFunction::Fibonacci),
+        Some(other) => {
+            return Err(file_error(
+                file,
+                group.at,
+                format!(
+                    "group \"{}\": reschedule delay_function \"{other}\" is not one of constant, exponential, fibonacci",
+                    group.name
+                ),
+            ));
+        }
+    };
+    let attempts = r
+        .attempts
+        .map(|n| {
+            u32::try_from(n).map_err(|_| {
+                file_error(
+                    file,
+                    group.at,
+                    format!(
+                        "group \"{}\": reschedule attempts {n} must be at least 0",
+                        group.name
+                    ),
+                )
+            })
+        })
+        .transpose()?;
+    Ok(RawReschedule {
+        attempts,
+        interval: r.interval.map(RawDuration),
+        delay: r.delay.map(RawDuration),
+        delay_function,
+        max_delay: r.max_delay.map(RawDuration),
+        unlimited: r.unlimited,
+    })
+}
+
+/// The one warning per job (or volume) that lists every placement field
+/// plansim left out, each with its line.
+pub fn ignored_warning(
+    file: &str,
+    what: &str,
+    at: Option<Position>,
+    ignored: &[(String, Option<Position>)],
+) -> Option<LoadError> {
+    if ignored.is_empty() {
+        return None;
+    }
+    let items: Vec<String> = ignored
+        .iter()
+        .map(|(what, at)| match at {
+            Some(p) => format!("{what} (line {})", p.line),
+            None => what.clone(),
+        })
+        .collect();
+    Some(file_error(
+        file,
+        at,
+        format!(
+            "{what}: plansim does not model these fields, which can change placement, and ignores them: {}",
+            items.join("; ")
+        ),
+    ))
+}

@@ -1,0 +1,523 @@
+//! Nomad's JSON: a job in the shape of `nomad job run -output` and of
+//! `GET /v1/job/:id` (with or without the top-level `Job` wrapper), and a
+//! CSI volume as `GET /v1/volume/csi/:id` returns it or as the JSON form of
+//! a volume spec. Both fill the same types as the HCL front end.
+//!
+//! `serde_json` gives no positions for values, so a warning's line is the
+//! line where the field's key first appears in the file: right for the
+//! files Nomad writes, which hold one job.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::error::{LoadError, Position};
+use super::nomad_job::*;
+use super::nomad_volume::NomadVolume;
+use crate::model::time::Millis;
+
+/// Parses JSON text, with Nomad-shaped errors.
+pub fn parse_value(text: &str, file: &str) -> Result<Value, LoadError> {
+    serde_json::from_str(text).map_err(|err| {
+        let message = err.to_string();
+        let message = message
+            .rfind(" at line ")
+            .map_or(message.as_str(), |i| &message[..i]);
+        file_error(
+            file,
+            Some(Position {
+                line: err.line() as u64,
+                // serde_json counts the column before the first character as 0.
+                column: err.column().max(1) as u64,
+            }),
+            format!("malformed JSON: {message}"),
+        )
+    })
+}
+
+/// Where `"key"` first appears in the text.
+fn key_position(text: &str, key: &str) -> Option<Position> {
+    let offset = text.find(&format!("\"{key}\""))?;
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    Some(Position {
+        line: line as u64,
+        column: column as u64,
+    })
+}
+
+fn start(text: &str) -> Option<Position> {
+    let offset = text.find(['{', '['])?;
+    let before = &text[..offset];
+    Some(Position {
+        line: before.matches('\n').count() as u64 + 1,
+        column: (before.len() - before.rfind('\n').map_or(0, |i| i + 1)) as u64 + 1,
+    })
+}
+
+/// Reads typed fields of one JSON object, naming the field in errors.
+struct Fields<'a> {
+    map: &'a Map<String, Value>,
+    text: &'a str,
+    file: &'a str,
+    what: String,
+}
+
+impl<'a> Fields<'a> {
+    fn new(
+        value: &'a Value,
+        text: &'a str,
+        file: &'a str,
+        what: String,
+    ) -> Result<Self, LoadError> {
+        match value {
+            Value::Object(map) => Ok(Fields {
+                map,
+                text,
+                file,
+                what,
+            }),
+            other => Err(file_error(
+                file,
+                start(text),
+                format!("{what}: expected a JSON object, found {}", kind(other)),
+            )),
+        }
+    }
+
+    /// The value, absent when missing or null.
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    fn wrong(&self, key: &str, expected: &str, found: &Value) -> LoadError {
+        file_error(
+            self.file,
+            key_position(self.text, key),
+            format!(
+                "{}.{key}: expected {expected}, found {}",
+                self.what,
+                kind(found)
+            ),
+        )
+    }
+
+    fn string(&self, key: &str) -> Result<Option<String>, LoadError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(self.wrong(key, "a string", other)),
+        }
+    }
+
+    fn int(&self, key: &str) -> Result<Option<i64>, LoadError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_i64()
+                .map(Some)
+                .ok_or_else(|| self.wrong(key, "a whole number", v)),
+        }
+    }
+
+    fn boolean(&self, key: &str) -> Result<Option<bool>, LoadError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(self.wrong(key, "true or false", other)),
+        }
+    }
+
+    fn list(&self, key: &str) -> Result<&'a [Value], LoadError> {
+        match self.get(key) {
+            None => Ok(&[]),
+            Some(Value::Array(items)) => Ok(items),
+            Some(other) => Err(self.wrong(key, "a list", other)),
+        }
+    }
+
+    fn strings(&self, key: &str) -> Result<Option<Vec<String>>, LoadError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| self.wrong(key, "a list of strings", v))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(other) => Err(self.wrong(key, "a list of strings", other)),
+        }
+    }
+
+    /// Durations in Nomad's JSON are nanoseconds.
+    fn nanos(&self, key: &str) -> Result<Option<Millis>, LoadError> {
+        match self.int(key)? {
+            None => Ok(None),
+            Some(n) if n >= 0 => Ok(Some(Millis(n.unsigned_abs() / 1_000_000))),
+            Some(n) => Err(file_error(
+                self.file,
+                key_position(self.text, key),
+                format!("{}.{key}: duration {n} ns is negative", self.what),
+            )),
+        }
+    }
+
+    /// A field present with a value that is not Nomad's "unset".
+    fn set(&self, key: &str) -> bool {
+        match self.get(key) {
+            None => false,
+            Some(Value::Array(a)) => !a.is_empty(),
+            Some(Value::Object(m)) => !m.is_empty(),
+            Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+            Some(Value::Bool(b)) => *b,
+            Some(Value::String(s)) => !s.is_empty(),
+            Some(Value::Null) => false,
+        }
+    }
+
+    fn ignore_if_set(&self, keys: &[&str], prefix: &str, ignored: &mut Ignored) {
+        for key in keys {
+            if self.set(key) {
+                ignored.push((format!("{prefix}{key}"), key_position(self.text, key)));
+            }
+        }
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Parses a JSON job, with or without the `{"Job": ...}` wrapper.
+pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
+    let value = parse_value(text, file)?;
+    let job = match value.get("Job") {
+        Some(inner) if value.as_object().is_some_and(|m| m.len() <= 2) => inner,
+        _ => &value,
+    };
+    let fields = Fields::new(job, text, file, "job".to_string())?;
+    let looks_like_job = fields.get("TaskGroups").is_some()
+        || (fields.get("ID").is_some() && fields.get("Type").is_some());
+    if !looks_like_job {
+        let keys: Vec<&str> = fields.map.keys().take(5).map(String::as_str).collect();
+        let hint = if fields.get("PluginID").is_some() {
+            " (this looks like a CSI volume: list it under volumes: as - file: ...)"
+        } else if fields.get("NodeClass").is_some() || fields.get("Drivers").is_some() {
+            " (this looks like a node)"
+        } else {
+            ""
+        };
+        return Err(file_error(
+            file,
+            start(text),
+            format!(
+                "not a Nomad job: expected an object with ID and TaskGroups (GET /v1/job/:id), or {{\"Job\": {{...}}}} (nomad job run -output); found keys {}{hint}",
+                if keys.is_empty() {
+                    "none".to_string()
+                } else {
+                    keys.join(", ")
+                }
+            ),
+        ));
+    }
+    let id = fields
+        .string("ID")?
+        .or(fields.string("Name")?)
+        .unwrap_or_default();
+    let mut out = NomadJob {
+        id: id.clone(),
+        at: key_position(text, "ID").or(start(text)),
+        job_type: fields.string("Type")?.unwrap_or_default(),
+        priority: fields.int("Priority")?,
+        datacenters: fields.strings("Datacenters")?,
+        ..NomadJob::default()
+    };
+    fields.ignore_if_set(
+        &["Affinities", "Spreads", "Update", "Migrate", "Multiregion"],
+        "",
+        &mut out.ignored,
+    );
+    if fields
+        .string("NodePool")?
+        .is_some_and(|p| p != "default" && !p.is_empty())
+    {
+        out.ignored
+            .push(("NodePool".into(), key_position(text, "NodePool")));
+    }
+    out.constraints = constraints(&fields, text, file)?;
+    let job_reschedule = fields.get("Reschedule");
+    for (index, group) in fields.list("TaskGroups")?.iter().enumerate() {
+        let g = Fields::new(group, text, file, format!("job.TaskGroups[{index}]"))?;
+        let name = g.string("Name")?.unwrap_or_default();
+        let prefix = format!("group \"{name}\" ");
+        let mut tasks = Vec::new();
+        let mut group_constraints = constraints(&g, text, file)?;
+        g.ignore_if_set(
+            &[
+                "Affinities",
+                "Spreads",
+                "Update",
+                "Migrate",
+                "MaxClientDisconnect",
+                "StopAfterClientDisconnect",
+                "PreventRescheduleOnLost",
+            ],
+            &prefix,
+            &mut out.ignored,
+        );
+        if let Some(disk) = g.get("EphemeralDisk") {
+            let d = Fields::new(disk, text, file, format!("{}.EphemeralDisk", g.what))?;
+            // 300 MB, not sticky: Nomad's default, what every job gets.
+            if d.boolean("Sticky")? == Some(true) || d.int("SizeMB")?.is_some_and(|s| s != 300) {
+                out.ignored.push((
+                    format!("{prefix}EphemeralDisk"),
+                    key_position(text, "EphemeralDisk"),
+                ));
+            }
+        }
+        for (n, network) in g.list("Networks")?.iter().enumerate() {
+            let net = Fields::new(network, text, file, format!("{}.Networks[{n}]", g.what))?;
+            for port in net.list("ReservedPorts")? {
+                let label = port.get("Label").and_then(Value::as_str).unwrap_or("");
+                out.ignored.push((
+                    format!("{prefix}static port \"{label}\""),
+                    key_position(text, "ReservedPorts"),
+                ));
+            }
+        }
+        let mut volumes = Vec::new();
+        if let Some(map) = g.get("Volumes") {
+            let Value::Object(map) = map else {
+                return Err(g.wrong("Volumes", "an object of volume requests", map));
+            };
+            for (alias, request) in map {
+                let r = Fields::new(request, text, file, format!("{}.Volumes[{alias}]", g.what))?;
+                volumes.push(NomadVolumeRequest {
+                    alias: alias.clone(),
+                    at: key_position(text, alias),
+                    volume_type: r.string("Type")?.unwrap_or_else(|| "host".into()),
+                    source: r.string("Source")?.unwrap_or_default(),
+                    read_only: r.boolean("ReadOnly")?.unwrap_or(false),
+                    per_alloc: r.boolean("PerAlloc")?.unwrap_or(false),
+                    access_mode: r.string("AccessMode")?.filter(|s| !s.is_empty()),
+                    attachment_mode: r.string("AttachmentMode")?.filter(|s| !s.is_empty()),
+                });
+            }
+        }
+        for (t, task) in g.list("Tasks")?.iter().enumerate() {
+            let tf = Fields::new(task, text, file, format!("{}.Tasks[{t}]", g.what))?;
+            let task_name = tf.string("Name")?.unwrap_or_default();
+            let task_prefix = format!("{prefix}task \"{task_name}\" ");
+            group_constraints.extend(constraints(&tf, text, file)?);
+            tf.ignore_if_set(&["Affinities"], &task_prefix, &mut out.ignored);
+            let mut parsed = NomadTask {
+                name: task_name,
+                at: None,
+                driver: tf.string("Driver")?,
+                ..NomadTask::default()
+            };
+            if let Some(resources) = tf.get("Resources") {
+                let r = Fields::new(resources, text, file, format!("{}.Resources", tf.what))?;
+                parsed.cpu = r.int("CPU")?;
+                parsed.memory = r.int("MemoryMB")?;
+                r.ignore_if_set(
+                    &["Cores", "Devices", "Networks", "NUMA"],
+                    &format!("{task_prefix}resources "),
+                    &mut out.ignored,
+                );
+            }
+            if let Some(plugin) = tf.get("CSIPluginConfig") {
+                let p = Fields::new(plugin, text, file, format!("{}.CSIPluginConfig", tf.what))?;
+                parsed.csi_plugin = Some((
+                    p.string("ID")?.unwrap_or_default(),
+                    p.string("Type")?.unwrap_or_default(),
+                ));
+            }
+            for mount in tf.list("VolumeMounts")? {
+                let m = Fields::new(mount, text, file, format!("{}.VolumeMounts", tf.what))?;
+                parsed.volume_mounts.push((
+                    m.string("Volume")?.unwrap_or_default(),
+                    m.string("Destination")?.unwrap_or_default(),
+                ));
+            }
+            tasks.push(parsed);
+        }
+        let reschedule = match g.get("ReschedulePolicy").or(job_reschedule) {
+            None => None,
+            Some(policy) => {
+                let r = Fields::new(policy, text, file, format!("{}.ReschedulePolicy", g.what))?;
+                Some(NomadReschedule {
+                    attempts: r.int("Attempts")?,
+                    interval: r.nanos("Interval")?,
+                    delay: r.nanos("Delay")?,
+                    delay_function: r.string("DelayFunction")?.filter(|s| !s.is_empty()),
+                    max_delay: r.nanos("MaxDelay")?,
+                    unlimited: r.boolean("Unlimited")?,
+                })
+            }
+        };
+        out.groups.push(NomadGroup {
+            at: key_position(text, &name),
+            name,
+            count: g.int("Count")?,
+            volumes,
+            reschedule,
+            constraints: group_constraints,
+            tasks,
+        });
+    }
+    Ok(out)
+}
+
+fn constraints(fields: &Fields, text: &str, file: &str) -> Result<Vec<NomadConstraint>, LoadError> {
+    fields
+        .list("Constraints")?
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let c = Fields::new(c, text, file, format!("{}.Constraints[{i}]", fields.what))?;
+            Ok(NomadConstraint {
+                attribute: c.string("LTarget")?.unwrap_or_default(),
+                operator: c.string("Operand")?.unwrap_or_default(),
+                value: c.string("RTarget")?.unwrap_or_default(),
+                at: key_position(text, "Constraints"),
+            })
+        })
+        .collect()
+}
+
+/// Parses a JSON volume: the API's shape (`ID`, `PluginID`,
+/// `RequestedCapabilities`, ...) or the spec's (`id`, `plugin_id`,
+/// `capability`, ...), optionally wrapped as `{"Volume": ...}` or
+/// `{"Volumes": [one]}`.
+pub fn parse_volume(text: &str, file: &str) -> Result<NomadVolume, LoadError> {
+    let value = parse_value(text, file)?;
+    let inner = match (
+        &value.get("Volume"),
+        value.get("Volumes").and_then(Value::as_array),
+    ) {
+        (Some(v), _) => (*v).clone(),
+        (None, Some(list)) if list.len() == 1 => list[0].clone(),
+        _ => value.clone(),
+    };
+    volume_from_value(&inner, text, file)
+}
+
+/// A volume from its JSON object (`text` is the file it came from, for
+/// positions).
+pub fn volume_from_value(inner: &Value, text: &str, file: &str) -> Result<NomadVolume, LoadError> {
+    let Value::Object(map) = inner else {
+        return Err(file_error(
+            file,
+            start(text),
+            format!(
+                "not a volume: expected a JSON object, found {}",
+                kind(inner)
+            ),
+        ));
+    };
+    // The API writes CamelCase, the spec snake_case: compare keys folded.
+    let fold = |k: &str| k.to_ascii_lowercase().replace('_', "");
+    let folded: BTreeMap<String, &Value> = map.iter().map(|(k, v)| (fold(k), v)).collect();
+    let get = |key: &str| folded.get(&fold(key)).copied().filter(|v| !v.is_null());
+    let text_of = |key: &str| get(key).and_then(Value::as_str).map(str::to_string);
+    if get("plugin_id").is_none() {
+        let keys: Vec<&str> = map.keys().take(5).map(String::as_str).collect();
+        let hint = if get("TaskGroups").is_some() {
+            " (this looks like a job: list it under jobs: as - file: ...)"
+        } else {
+            ""
+        };
+        return Err(file_error(
+            file,
+            start(text),
+            format!(
+                "not a CSI volume: expected an object with ID, PluginID and capabilities (GET /v1/volume/csi/:id) or id, plugin_id and capability (a volume spec); found keys {}{hint}",
+                if keys.is_empty() {
+                    "none".to_string()
+                } else {
+                    keys.join(", ")
+                }
+            ),
+        ));
+    }
+    let mut volume = NomadVolume {
+        id: text_of("id").unwrap_or_default(),
+        at: start(text),
+        volume_type: text_of("type").unwrap_or_else(|| "csi".into()),
+        plugin_id: text_of("plugin_id").unwrap_or_default(),
+        ..NomadVolume::default()
+    };
+    let capability_list = get("RequestedCapabilities").or(get("capability"));
+    let capability_list: Vec<&Value> = match capability_list {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(one @ Value::Object(_)) => vec![one],
+        _ => Vec::new(),
+    };
+    for capability in capability_list {
+        let access = capability
+            .get("AccessMode")
+            .or(capability.get("access_mode"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let attachment = capability
+            .get("AttachmentMode")
+            .or(capability.get("attachment_mode"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        volume
+            .capabilities
+            .push((access.to_string(), attachment.to_string()));
+    }
+    // The API's current mode, when no capability list came with it.
+    if volume.capabilities.is_empty()
+        && let Some(access) = text_of("AccessMode").filter(|s| !s.is_empty())
+    {
+        volume
+            .capabilities
+            .push((access, text_of("AttachmentMode").unwrap_or_default()));
+    }
+    // Topologies: where a registered volume is accessible (the API's
+    // `Topologies[].Segments`), else what its spec requires.
+    volume.topologies = segments_of(get("Topologies"));
+    let accessible_known = !volume.topologies.is_empty();
+    // The spec's `RequestedTopologies.Required[].Segments`.
+    if let Some(requested) = get("RequestedTopologies").and_then(Value::as_object) {
+        if !accessible_known {
+            volume.topologies = segments_of(requested.get("Required"));
+        }
+        if requested.get("Preferred").is_some_and(|p| !p.is_null()) {
+            volume.ignored.push((
+                "RequestedTopologies.Preferred".into(),
+                key_position(text, "Preferred"),
+            ));
+        }
+    }
+    Ok(volume)
+}
+
+/// `[{"Segments": {...}}, ...]` (Nomad's `CSITopology` list) as maps.
+pub fn segments_of(list: Option<&Value>) -> Vec<BTreeMap<String, String>> {
+    list.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|topology| topology.get("Segments").and_then(Value::as_object))
+        .map(|segments| {
+            segments
+                .iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                .collect()
+        })
+        .collect()
+}

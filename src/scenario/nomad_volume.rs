@@ -1,0 +1,232 @@
+//! Nomad volume specs, the files of `nomad volume register` and `nomad
+//! volume create` (HCL), mapped onto [`RawVolume`]. The JSON forms are read
+//! by `nomad_json`, into the same [`NomadVolume`].
+
+use std::collections::BTreeMap;
+
+use hcl::edit::Span;
+use hcl::edit::structure::{Block, Structure};
+
+use super::error::{LoadError, Position};
+use super::nomad_hcl::HclFile;
+use super::nomad_job::{file_error, parse_access_mode, parse_attachment_mode};
+use super::raw::*;
+
+/// A volume spec's fields that plansim models.
+#[derive(Clone, Debug, Default)]
+pub struct NomadVolume {
+    pub id: String,
+    pub at: Option<Position>,
+    pub volume_type: String,
+    pub plugin_id: String,
+    /// `capability { access_mode, attachment_mode }`, in file order.
+    pub capabilities: Vec<(String, String)>,
+    /// `topology_request { required { topology { segments {...} } } }`.
+    pub topologies: Vec<BTreeMap<String, String>>,
+    pub ignored: super::nomad_job::Ignored,
+}
+
+/// Volume specs are read by Nomad's HCL1 parser, which allows quoted keys
+/// (`"topology.ebs.csi.aws.com/zone" = "us-east-1b"`); HCL2 does not. Such
+/// a key becomes a placeholder identifier of the same length where it
+/// fits, so every position in the file stays right.
+fn unquote_keys(text: &str) -> (String, Vec<String>) {
+    let mut keys = Vec::new();
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let indent = line.len() - line.trim_start().len();
+        let rest = &line[indent..];
+        let quoted = rest
+            .strip_prefix('"')
+            .and_then(|r| r.find('"').map(|end| (&r[..end], &r[end + 1..])));
+        match quoted {
+            Some((key, after)) if after.trim_start().starts_with('=') && !key.contains('\\') => {
+                out.push_str(&line[..indent]);
+                let placeholder = format!("q{}", keys.len());
+                // Pad to the quoted key's width so the columns after it hold.
+                let width = key.len() + 2;
+                out.push_str(&format!("{placeholder:<width$}"));
+                out.push_str(after);
+                keys.push(key.to_string());
+            }
+            _ => out.push_str(line),
+        }
+    }
+    (out, keys)
+}
+
+/// Parses an HCL volume spec.
+pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError> {
+    let (text, keys) = unquote_keys(text);
+    let real_key = |key: &str| -> String {
+        key.strip_prefix('q')
+            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(|n| keys.get(n).cloned())
+            .unwrap_or_else(|| key.to_string())
+    };
+    let hcl = HclFile::parse(&text, file)?;
+    if hcl.body.blocks().any(|b| b.ident.as_str() == "job") {
+        return Err(file_error(
+            file,
+            Some(Position { line: 1, column: 1 }),
+            "not a volume spec: this file holds a job block (list it under jobs: as - file: ...)",
+        ));
+    }
+    let mut volume = NomadVolume {
+        at: Some(Position { line: 1, column: 1 }),
+        volume_type: "csi".to_string(),
+        ..NomadVolume::default()
+    };
+    // Nomad 1.0's spec gave the mode at the top level, not in capability blocks.
+    let mut legacy = (None, String::new());
+    for structure in hcl.body.iter() {
+        match structure {
+            Structure::Attribute(attr) => match attr.key.as_str() {
+                "id" => volume.id = hcl.string(attr)?,
+                "access_mode" => legacy.0 = Some(hcl.string(attr)?),
+                "attachment_mode" => legacy.1 = hcl.string(attr)?,
+                "type" => volume.volume_type = hcl.string(attr)?,
+                "plugin_id" => volume.plugin_id = hcl.string(attr)?,
+                // Capacity, names, snapshots: nothing that decides placement.
+                _ => {}
+            },
+            Structure::Block(block) => match block.ident.as_str() {
+                "capability" => {
+                    let mut access = String::new();
+                    let mut attachment = String::new();
+                    for attr in block.body.attributes() {
+                        match attr.key.as_str() {
+                            "access_mode" => access = hcl.string(attr)?,
+                            "attachment_mode" => attachment = hcl.string(attr)?,
+                            _ => {}
+                        }
+                    }
+                    volume.capabilities.push((access, attachment));
+                }
+                "topology_request" => {
+                    for inner in block.body.blocks() {
+                        let wanted = inner.ident.as_str() == "required";
+                        if !wanted {
+                            // Preferred topologies rank nodes: placement.
+                            volume.ignored.push((
+                                format!("topology_request {}", inner.ident.as_str()),
+                                hcl.position(inner.span()),
+                            ));
+                            continue;
+                        }
+                        for topology in blocks(inner, "topology") {
+                            for segments in blocks(topology, "segments") {
+                                let map = hcl.string_map(&segments.body)?;
+                                volume.topologies.push(
+                                    map.into_iter().map(|(k, v)| (real_key(&k), v)).collect(),
+                                );
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+    if let (Some(access), attachment) = legacy {
+        volume.capabilities.insert(0, (access, attachment));
+    }
+    if volume.id.is_empty() && hcl.body.is_empty() {
+        return Err(file_error(
+            file,
+            Some(Position { line: 1, column: 1 }),
+            "not a volume spec: the file is empty (expected id, plugin_id and capability blocks)",
+        ));
+    }
+    Ok(volume)
+}
+
+fn blocks<'b>(block: &'b Block, ident: &'b str) -> impl Iterator<Item = &'b Block> + 'b {
+    block
+        .body
+        .blocks()
+        .filter(move |b| b.ident.as_str() == ident)
+}
+
+/// Maps a volume spec onto a raw volume entry.
+pub fn to_raw_volume(volume: NomadVolume, file: &str) -> Result<RawVolume, LoadError> {
+    if volume.volume_type != "csi" {
+        return Err(file_error(
+            file,
+            volume.at,
+            format!(
+                "volume type \"{}\": plansim models CSI volumes (type = \"csi\")",
+                volume.volume_type
+            ),
+        ));
+    }
+    let mut capabilities = Vec::with_capacity(volume.capabilities.len());
+    for (access, attachment) in &volume.capabilities {
+        let access = parse_access_mode(file, volume.at, access)?;
+        let attachment = if attachment.is_empty() {
+            None
+        } else {
+            Some(parse_attachment_mode(file, volume.at, attachment)?)
+        };
+        capabilities.push((access, attachment));
+    }
+    if capabilities.is_empty() {
+        return Err(file_error(
+            file,
+            volume.at,
+            format!(
+                "volume \"{}\": expected at least one capability {{ access_mode, attachment_mode }} block",
+                volume.id
+            ),
+        ));
+    }
+    if volume.plugin_id.is_empty() {
+        return Err(file_error(
+            file,
+            volume.at,
+            format!("volume \"{}\": expected a plugin_id", volume.id),
+        ));
+    }
+    Ok(raw_volume(
+        volume.id,
+        volume.plugin_id,
+        &capabilities,
+        (!volume.topologies.is_empty()).then_some(volume.topologies),
+    ))
+}
+
+/// One place that builds a raw volume, so a field added to `RawVolume`
+/// needs one edit here. With one access mode per volume (today's model),
+/// the first capability is the volume's mode; once `RawVolume` lists
+/// `capabilities`, every one goes there.
+pub fn raw_volume(
+    id: String,
+    plugin_id: String,
+    capabilities: &[(crate::model::access::AccessMode, Option<RawAttachmentMode>)],
+    topologies: Option<Vec<BTreeMap<String, String>>>,
+) -> RawVolume {
+    let first = capabilities.first();
+    RawVolume {
+        id,
+        count: None,
+        plugin_id,
+        access_mode: first.map(|c| c.0),
+        attachment_mode: first.and_then(|c| c.1),
+        topologies,
+        file: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_keys_keep_their_columns_and_come_back() {
+        let (text, keys) = unquote_keys("  \"a.b/zone\" = \"x\"\nid = \"v\"\n");
+        assert_eq!(keys, vec!["a.b/zone".to_string()]);
+        let first = text.lines().next().unwrap();
+        assert_eq!(first.find('='), Some(13));
+        assert!(first.trim_start().starts_with("q0 "));
+    }
+}

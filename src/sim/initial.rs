@@ -1,0 +1,124 @@
+//! The cluster as it is at time 0 (`initial_allocations`, what `plansim
+//! import nomad` writes for a live cluster). A running allocation holds its
+//! claims, granted and published, from the start, as the server and the
+//! node plugin record them for an allocation that is already running; a
+//! pending one was placed and has yet to pull and claim. Neither counts as
+//! `placed` (no plan of this run created it).
+
+use super::scheduler::ResolvedVolume;
+use super::state::*;
+use super::trace::{TraceKind, TraceRecord};
+use super::{Event, Simulation};
+use crate::model::access::{ClaimMode, permits};
+use crate::model::ids::AllocId;
+use crate::model::time::Millis;
+
+impl Simulation<'_> {
+    pub(super) fn seed_initial_allocations(&mut self) {
+        for initial in &self.scenario.initial_allocations {
+            let id = AllocId::from_index(self.allocs.len());
+            let (group, index, node) = (initial.group, initial.index, initial.node);
+            let volumes: Vec<(_, ClaimMode)> = self
+                .resolve_volumes(group, index)
+                .into_iter()
+                .filter_map(|v| match v {
+                    ResolvedVolume::Found(volume, mode) => Some((volume, mode)),
+                    // The loader refuses a missing per_alloc volume.
+                    ResolvedVolume::Missing(_) => None,
+                })
+                .collect();
+            let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
+            let node_state = &mut self.nodes[node.index()];
+            node_state.used_cpu += spec.cpu;
+            node_state.used_memory += spec.memory;
+            node_state.allocs.insert(id);
+            count_up(&mut node_state.group_allocs, group);
+            for &(volume, _) in &volumes {
+                count_up(&mut node_state.alloc_volumes, volume);
+            }
+            self.jobs[group.job.index()].latest[group.group_index()].insert(index, id);
+            let state = if initial.running {
+                for &(volume, mode) in &volumes {
+                    self.hold_initial_claim(id, group.job, node, volume, mode);
+                }
+                self.jobs[group.job.index()].running[group.group_index()] += 1;
+                if let Some(run_for) = spec.run_for {
+                    self.at(run_for, Event::TaskComplete(id));
+                }
+                AllocState::Running
+            } else {
+                for &(volume, mode) in &volumes {
+                    let state = &mut self.volumes[volume.index()];
+                    state.reserved.insert(id, mode);
+                    state.reserved_counts.add(mode);
+                }
+                self.at(self.scenario.cluster.pull_delay, Event::AllocPulled(id));
+                AllocState::Pulling
+            };
+            let next_volume = if initial.running { volumes.len() } else { 0 };
+            self.allocs.push(Alloc {
+                group,
+                index,
+                node,
+                state,
+                volumes,
+                next_volume,
+                claim_backoff: Millis::ZERO,
+                claim_deadline: Millis::ZERO,
+                failed_at: Millis::ZERO,
+                reschedule_history: Vec::new(),
+                penalty_nodes: Vec::new(),
+                followup_scheduled: false,
+                migrate: false,
+            });
+            let kind = if initial.running {
+                TraceKind::Running
+            } else {
+                TraceKind::Placed
+            };
+            self.record(|t| {
+                TraceRecord::new(t, kind)
+                    .alloc(group, index)
+                    .node(node)
+                    .detail("initial allocation")
+            });
+        }
+    }
+
+    /// A claim granted and published before time 0. A volume that already
+    /// breaks its access mode is in violation from 0s (counted in
+    /// `violation_seconds`, not in `violations`, which counts grants this
+    /// run made).
+    fn hold_initial_claim(
+        &mut self,
+        id: AllocId,
+        job: crate::model::ids::JobId,
+        node: crate::model::ids::NodeId,
+        volume: crate::model::ids::VolumeId,
+        mode: ClaimMode,
+    ) {
+        let access_mode = self.scenario.volumes[volume.index()].access_mode;
+        let state = &mut self.volumes[volume.index()];
+        state.ledger.insert(
+            id,
+            Claim {
+                mode,
+                node,
+                job,
+                state: ClaimState::Taken,
+                published: true,
+            },
+        );
+        state.ledger_counts.add(mode);
+        if mode == ClaimMode::Write {
+            count_up(&mut state.writers_by_job, job);
+        }
+        state.published_counts.add(mode);
+        if !permits(access_mode, state.published_counts) && state.violating_since.is_none() {
+            state.violating_since = Some(Millis::ZERO);
+        }
+        let node_state = &mut self.nodes[node.index()];
+        count_up(&mut node_state.claimed_volumes, volume);
+        count_up(&mut node_state.published_volumes, volume);
+    }
+}

@@ -1,0 +1,7 @@
+job "example" {
+  group "cache" {
+    task "redis" {
+      driver = "docker"
+    }
+  }
+}

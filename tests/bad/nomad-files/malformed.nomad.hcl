@@ -1,0 +1,5 @@
+job "example" {
+  group "cache" {
+    count = = 2
+  }
+}

@@ -1,0 +1,8 @@
+id        = "test-volume0"
+type      = "csi"
+plugin_id = "hostpath-plugin0"
+
+capability {
+  access_mode     = "single-node-reader-only"
+  attachment_mode = "file-system"
+}

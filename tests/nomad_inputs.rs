@@ -1,0 +1,358 @@
+//! Nomad's own files as scenario inputs: job files (HCL2 and JSON), volume
+//! specs, plugin jobs, warnings for what plansim does not model, `--strict`.
+
+mod common;
+
+use std::path::Path;
+
+use plansim::model::access::AccessMode;
+use plansim::model::scenario::ConstraintTarget;
+use plansim::scenario::{load_file, load_file_with_warnings};
+
+const SEED_REPORT: &str = "scenarios/seed-report-nomad/seed-report-nomad.yaml";
+
+/// Writes `yaml` as a scenario in `dir`, a temporary copy of the seed
+/// report's directory, so relative `file:` paths resolve beside it.
+fn seed_report_variant(name: &str, replace: &str, with: &str) -> std::path::PathBuf {
+    let dir = common::temp_dir(name);
+    let source = common::repo_path("scenarios/seed-report-nomad");
+    for entry in std::fs::read_dir(&source).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+    }
+    for fixture in [
+        "example.job.json",
+        "example.api.json",
+        "test-volume0.volume.json",
+    ] {
+        std::fs::copy(
+            common::repo_path("tests/fixtures/nomad").join(fixture),
+            dir.join(fixture),
+        )
+        .unwrap();
+    }
+    let text = std::fs::read_to_string(dir.join("seed-report-nomad.yaml")).unwrap();
+    assert!(text.contains(replace), "{replace}");
+    std::fs::write(
+        dir.join("seed-report-nomad.yaml"),
+        text.replace(replace, with),
+    )
+    .unwrap();
+    dir.join("seed-report-nomad.yaml")
+}
+
+/// `plansim run --trace --out` of one scenario: every file it wrote.
+fn run_outputs(scenario: &Path, name: &str) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let out = common::temp_dir(name);
+    let run = common::plansim(&[
+        "run",
+        common::arg(scenario),
+        "--trace",
+        "--out",
+        common::arg(&out),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let files = common::files_under(&out);
+    std::fs::remove_dir_all(out).unwrap();
+    files
+}
+
+#[test]
+fn hcl_and_json_jobs_give_byte_identical_results() {
+    let hcl = run_outputs(&common::repo_path(SEED_REPORT), "nomad-hcl");
+    for (label, fixture) in [
+        ("run -output", "example.job.json"),
+        ("GET /v1/job", "example.api.json"),
+    ] {
+        let scenario = seed_report_variant(
+            &format!("nomad-json-{fixture}"),
+            "file: example.nomad.hcl",
+            &format!("file: {fixture}"),
+        );
+        let json = run_outputs(&scenario, &format!("nomad-json-out-{fixture}"));
+        assert!(hcl.len() >= 4, "summary, comparison and traces");
+        assert_eq!(hcl, json, "{label}: the JSON job gives other bytes");
+        std::fs::remove_dir_all(scenario.parent().unwrap()).unwrap();
+    }
+}
+
+#[test]
+fn a_json_volume_is_the_same_volume_as_its_hcl_spec() {
+    let hcl = load_file(&common::repo_path(SEED_REPORT)).unwrap();
+    let scenario = seed_report_variant(
+        "nomad-volume-json",
+        "file: test-volume0.hcl",
+        "file: test-volume0.volume.json",
+    );
+    let json = load_file(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(json.volumes.len(), 1);
+    assert_eq!(json.volumes[0].name, hcl.volumes[0].name);
+    assert_eq!(
+        json.volumes[0].access_mode,
+        AccessMode::SingleNodeReaderOnly
+    );
+    assert_eq!(json.volumes[0].access_mode, hcl.volumes[0].access_mode);
+    assert_eq!(
+        json.volumes[0].attachment_mode,
+        hcl.volumes[0].attachment_mode
+    );
+    std::fs::remove_dir_all(scenario.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn the_seed_report_from_nomad_files_reproduces_the_yaml_scenario() {
+    let out = common::temp_dir("seed-report-both");
+    for (file, dir) in [
+        (SEED_REPORT, "nomad"),
+        ("scenarios/csi-single-reader-count2.yaml", "yaml"),
+    ] {
+        let run = common::plansim(&[
+            "run",
+            common::arg(&common::repo_path(file)),
+            "--quiet",
+            "--out",
+            common::arg(&out.join(dir)),
+        ]);
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+    // Every column but the scenario's name.
+    let rows = |dir: &str| -> Vec<String> {
+        std::fs::read_to_string(out.join(dir).join("summary.csv"))
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|line| line.split_once(',').unwrap().1.to_string())
+            .collect()
+    };
+    let (nomad, yaml) = (rows("nomad"), rows("yaml"));
+    assert_eq!(nomad.len(), 3);
+    assert_eq!(nomad, yaml);
+    std::fs::remove_dir_all(out).unwrap();
+}
+
+#[test]
+fn the_plugin_job_puts_the_plugin_on_every_client() {
+    let (scenario, warnings) = load_file_with_warnings(&common::repo_path(SEED_REPORT)).unwrap();
+    // The system job is not simulated: only the report's job remains.
+    assert_eq!(scenario.jobs.len(), 1);
+    assert_eq!(scenario.jobs[0].name, "example");
+    assert!(
+        scenario
+            .nodes
+            .iter()
+            .all(|n| n.csi_plugins.len() == 1 && n.csi_plugins[0].healthy)
+    );
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0]
+            .message
+            .contains("system jobs are not simulated")
+    );
+}
+
+#[test]
+fn variables_locals_and_functions_are_evaluated() {
+    let file = common::repo_path("tests/fixtures/nomad/evaluated.yaml");
+    let (scenario, warnings) = load_file_with_warnings(&file).unwrap_or_else(|e| panic!("{e}"));
+    let job = &scenario.jobs[0];
+    assert_eq!(job.name, "evaluated");
+    assert_eq!(job.priority, 70);
+    assert_eq!(job.datacenters, vec!["dc1".to_string(), "dc2".to_string()]);
+    assert_eq!(job.submit_at.0, 60_000);
+    // `${attr.kernel.name}` was kept for the node to fill in.
+    assert_eq!(
+        job.constraints[0].target,
+        ConstraintTarget::Attribute("kernel.name".into())
+    );
+    let group = &job.groups[0];
+    assert_eq!(group.name, "cache");
+    assert_eq!(group.count, 2, "the scenario's count override wins");
+    // max(200, 150) + 50 for the server, 100 for the sidecar.
+    assert_eq!(group.cpu, 350);
+    // format("%d", 128 * 2) for the server, Nomad's 300 for the sidecar.
+    assert_eq!(group.memory, 556);
+    // One warning for the job, each field with its line; the config and
+    // template blocks, and the unreadable local they use, are not in it.
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = warnings[0].to_string();
+    for field in [
+        "spread (line 32)",
+        "static port \"http\" (line 44)",
+        "affinity (line 75)",
+        "constraint distinct_hosts true (line 39)",
+    ] {
+        assert!(warning.contains(field), "{field}: {warning}");
+    }
+    assert!(!warning.contains("config") && !warning.contains("template"));
+    assert!(warning.contains("evaluated.nomad.hcl:23:1:"), "{warning}");
+}
+
+#[test]
+fn strict_turns_warnings_into_errors() {
+    let file = common::repo_path("tests/fixtures/nomad/evaluated.yaml");
+    let loose = common::plansim(&["validate", common::arg(&file)]);
+    assert_eq!(loose.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&loose.stderr).starts_with("warning: "));
+    for command in ["validate", "run"] {
+        let strict = common::plansim(&[command, "--strict", common::arg(&file)]);
+        assert_eq!(strict.status.code(), Some(2), "{command}");
+        assert!(
+            String::from_utf8_lossy(&strict.stderr).contains("(an error under --strict)"),
+            "{command}"
+        );
+        assert!(strict.stdout.is_empty(), "{command}");
+    }
+}
+
+#[test]
+fn datacenter_globs_match_the_nodes_datacenters() {
+    let scenario = common::load(
+        "nodes:\n  - {id: a, datacenter: eu-west}\n  - {id: b, datacenter: eu-east}\n  - {id: c, datacenter: us-east}\n\
+         jobs:\n  - id: j\n    datacenters: [\"eu-*\", \"*-east\", \"mars\"]\n    groups:\n      - name: g\n        tasks: [{name: t}]\n",
+    );
+    assert_eq!(
+        scenario.jobs[0].datacenters,
+        vec!["eu-west", "eu-east", "us-east", "mars"]
+    );
+}
+
+const EXPORT: &str = "tests/fixtures/nomad/export";
+
+/// `plansim import nomad` of the fixture export into `dir`.
+fn import_into(dir: &Path) -> (std::process::Output, std::path::PathBuf) {
+    let out = dir.join("imported.yaml");
+    let output = common::plansim(&[
+        "import",
+        "nomad",
+        common::arg(&common::repo_path(EXPORT)),
+        "--out",
+        common::arg(&out),
+    ]);
+    (output, out)
+}
+
+#[test]
+fn import_writes_a_scenario_that_validates_runs_and_starts_with_claims_held() {
+    let dir = common::temp_dir("nomad-import");
+    let (output, out) = import_into(&dir);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let validate = common::plansim(&["validate", common::arg(&out)]);
+    assert_eq!(validate.status.code(), Some(0));
+    let scenario = load_file(&out).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scenario.nodes.len(), 3);
+    assert!(scenario.nodes.iter().all(|n| n.csi_plugins.len() == 1));
+    assert_eq!(
+        scenario.volumes[0].access_mode,
+        AccessMode::SingleNodeReaderOnly
+    );
+    // The failed allocation is history; the running one is the start.
+    assert_eq!(scenario.initial_allocations.len(), 1);
+    let policy = plansim::model::policy::Policy::PlanAware;
+    let held = common::run_checked(&scenario, policy, 0);
+    // example.cache[0] runs on client-1 and holds the only reader claim, so
+    // the plan-aware scheduler cannot place example.cache[1].
+    assert_eq!(held.metrics.running, 1);
+    assert_eq!(held.metrics.placed, 0);
+    assert!(held.metrics.infeasible >= 1);
+    // Without the starting state the same cluster places one allocation.
+    let text = std::fs::read_to_string(&out).unwrap();
+    let cut = text.find("initial_allocations:").unwrap();
+    let end = text.find("events:").unwrap();
+    let fresh_text = format!("{}{}", &text[..cut], &text[end..]);
+    let fresh = plansim::scenario::load_str(&fresh_text, "fresh.yaml", "fresh").unwrap();
+    assert_eq!(common::run_checked(&fresh, policy, 0).metrics.placed, 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn import_is_deterministic() {
+    let (a, b) = (
+        common::temp_dir("nomad-import-a"),
+        common::temp_dir("nomad-import-b"),
+    );
+    let (first, out_a) = import_into(&a);
+    let (second, out_b) = import_into(&b);
+    assert!(first.status.success() && second.status.success());
+    assert_eq!(
+        std::fs::read(&out_a).unwrap(),
+        std::fs::read(&out_b).unwrap()
+    );
+    assert_eq!(first.stderr, second.stderr);
+    std::fs::remove_dir_all(a).unwrap();
+    std::fs::remove_dir_all(b).unwrap();
+}
+
+#[test]
+fn import_refuses_a_broken_export_and_writes_nothing() {
+    let dir = common::temp_dir("nomad-import-bad");
+    let export = dir.join("export");
+    std::fs::create_dir_all(&export).unwrap();
+    let out = dir.join("out.yaml");
+    let attempt = || {
+        common::plansim(&[
+            "import",
+            "nomad",
+            common::arg(&export),
+            "--out",
+            common::arg(&out),
+        ])
+    };
+    let missing = attempt();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("nodes.json"));
+    std::fs::write(
+        export.join("nodes.json"),
+        "[{\"ID\": \"n1\",\n  \"Name\": }]",
+    )
+    .unwrap();
+    let malformed = attempt();
+    assert_eq!(malformed.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&malformed.stderr);
+    assert!(stderr.contains("nodes.json:2:"), "{stderr}");
+    assert!(stderr.contains("malformed JSON"), "{stderr}");
+    std::fs::write(export.join("nodes.json"), "{\"Nodes\": []}").unwrap();
+    let wrong = attempt();
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("expected a JSON list of nodes"));
+    assert!(!out.exists(), "nothing is written for bad input");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_file_entry_needs_a_scenario_file_to_be_relative_to() {
+    let err = plansim::scenario::load_str(
+        "nodes:\n  - id: a\njobs:\n  - file: /etc/hostname\n",
+        "text.yaml",
+        "text",
+    )
+    .expect_err("text that is not a file cannot name files");
+    assert_eq!(err.position.map(|p| p.line), Some(4));
+    assert!(err.message.starts_with("jobs[0].file: "), "{err}");
+}
+
+#[test]
+fn one_volume_spec_stamped_out_with_an_id_override() {
+    let scenario = seed_report_variant(
+        "nomad-volume-count",
+        "  - file: test-volume0.hcl\n",
+        "  - file: test-volume0.hcl\n    id: \"disk[{i}]\"\n    count: 3\n  - file: test-volume0.hcl\n",
+    );
+    let loaded = load_file(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = loaded.volumes.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["disk[0]", "disk[1]", "disk[2]", "test-volume0"]);
+    std::fs::remove_dir_all(scenario.parent().unwrap()).unwrap();
+}
