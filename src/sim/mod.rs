@@ -14,6 +14,7 @@ mod scheduler;
 pub mod state;
 mod timeline;
 pub mod trace;
+mod seen;
 
 use crate::engine::queue::EventQueue;
 use crate::engine::rng::{SimRng, Stream};
