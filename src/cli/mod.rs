@@ -2,6 +2,7 @@
 //! reads files, calls the pure core and writes results.
 
 mod diff_cmd;
+mod explain_cmd;
 mod inputs;
 mod run_cmd;
 mod sweep_cmd;
@@ -41,6 +42,8 @@ enum Command {
     Sweep(sweep_cmd::SweepArgs),
     /// Combine the directories of a sharded sweep into the output of one sweep.
     Merge(sweep_cmd::MergeArgs),
+    /// Explain why two policies differ: the first decision where they diverge and what followed.
+    Explain(explain_cmd::ExplainArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -61,6 +64,7 @@ pub fn main() -> ExitCode {
         Command::Diff(args) => diff_cmd::run(args),
         Command::Sweep(args) => sweep_cmd::run(args),
         Command::Merge(args) => sweep_cmd::merge(args),
+        Command::Explain(args) => explain_cmd::run(args),
     };
     ExitCode::from(code)
 }
