@@ -44,6 +44,8 @@ pub struct RunResult {
     pub placement_failures: Vec<PlacementFailure>,
     /// Set when the run hit the event cap before its horizon.
     pub stopped_early: Option<String>,
+    /// Jobs refused at registration, with the registration error.
+    pub rejections: Vec<(crate::model::ids::JobId, String)>,
 }
 
 /// Every run of one scenario, sorted by policy then seed.
@@ -88,5 +90,6 @@ pub fn run_one(scenario: &Scenario, policy: Policy, seed: u64, trace: bool) -> R
         outcomes,
         placement_failures: output.placement_failures,
         stopped_early: output.stopped_early,
+        rejections: output.rejections,
     }
 }

@@ -44,6 +44,8 @@ pub struct Explanation {
 pub struct Divergence {
     /// Simulated seconds, three decimals.
     pub time_s: String,
+    #[serde(skip)]
+    pub at: Millis,
     /// `registration`, `placement` or `claim`.
     pub kind: &'static str,
     /// The allocation (`job.group[index]`) or, for a registration, the job.
@@ -196,6 +198,7 @@ pub fn explain_runs(
             .map(|seen| names.evaluation(baseline_or(b, baseline, candidate).trace, seen.eval));
         Divergence {
             time_s: at.to_string(),
+            at,
             kind,
             subject,
             volume,

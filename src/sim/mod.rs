@@ -41,6 +41,8 @@ pub struct RunOutput {
     pub placement_failures: Vec<feasibility::PlacementFailure>,
     /// Why the run stopped before its horizon, if it did (the event cap).
     pub stopped_early: Option<String>,
+    /// Jobs refused at registration, with the registration error.
+    pub rejections: Vec<(JobId, String)>,
 }
 
 /// Options of one run.
@@ -126,6 +128,7 @@ struct Simulation<'s> {
     stopped_early: Option<String>,
     /// Queue entries handled, for the MAX_RUN_EVENTS cap.
     steps: u64,
+    rejections: Vec<(JobId, String)>,
 }
 
 impl<'s> Simulation<'s> {
@@ -194,6 +197,7 @@ impl<'s> Simulation<'s> {
             placement_failures: Default::default(),
             stopped_early: None,
             steps: 0,
+            rejections: Vec::new(),
         }
     }
 
@@ -287,6 +291,7 @@ impl<'s> Simulation<'s> {
             trace: self.trace,
             placement_failures: self.placement_failures.into_values().collect(),
             stopped_early: self.stopped_early,
+            rejections: self.rejections,
         }
     }
 
