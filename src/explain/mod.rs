@@ -647,21 +647,29 @@ fn consequences(
     let mut steps: Vec<Step> = Vec::new();
     let mut skipped: std::collections::BTreeMap<&'static str, u32> = Default::default();
     let mut last_time = None;
-    // Claims granted to the newest allocation of each slot: a claim freed
-    // that is not among them belonged to the allocation it replaced.
-    let mut current_claims: BTreeSet<(GroupRef, u32, VolumeId)> = BTreeSet::new();
+    // Allocation generations per slot, and the generation holding each
+    // claim not yet freed (oldest first): a claim freed that belongs to an
+    // older generation was the replaced allocation's.
+    let mut generation: std::collections::BTreeMap<(GroupRef, u32), u32> = Default::default();
+    let mut holders: std::collections::BTreeMap<(GroupRef, u32, VolumeId), std::collections::VecDeque<u32>> =
+        Default::default();
     for (row, record) in run.trace.iter().enumerate() {
         let slot = record.group.zip(record.alloc_index);
         let replaced = match (record.kind, slot, record.volume) {
-            (TraceKind::Placed, Some((g, i)), _) => {
-                current_claims.retain(|&(cg, ci, _)| (cg, ci) != (g, i));
+            (TraceKind::Placed, Some(slot), _) => {
+                *generation.entry(slot).or_default() += 1;
                 false
             }
             (TraceKind::ClaimGranted, Some((g, i)), Some(v)) => {
-                current_claims.insert((g, i, v));
+                let current = generation.get(&(g, i)).copied().unwrap_or(0);
+                holders.entry((g, i, v)).or_default().push_back(current);
                 false
             }
-            (TraceKind::ClaimReleased, Some((g, i)), Some(v)) => !current_claims.remove(&(g, i, v)),
+            (TraceKind::ClaimReleased, Some((g, i)), Some(v)) => {
+                let current = generation.get(&(g, i)).copied().unwrap_or(0);
+                let held_by = holders.get_mut(&(g, i, v)).and_then(|q| q.pop_front());
+                held_by.is_some_and(|older| older < current)
+            }
             _ => false,
         };
         if row < start || !followed.concerns(record) {
@@ -700,7 +708,7 @@ fn consequences(
                 format!("{alloc} failed (for that reason)")
             }
             TraceKind::ClaimReleased if replaced => {
-                format!("{volume} claim of the allocation {alloc} replaced freed")
+                format!("{alloc}'s claim on {volume} freed (the claim of the allocation it replaced)")
             }
             TraceKind::ClaimReleased => format!("{alloc}'s claim on {volume} freed"),
             TraceKind::JobSubmitted => "job registered".to_string(),

@@ -334,8 +334,18 @@ pub fn total_line(all: &[Vec<Verdict>]) -> String {
     }
     let parts: Vec<String> = per_policy
         .iter()
-        .map(|(policy, [v, c, r, u])| {
-            format!("{policy} violates in {v}, fails claims in {c}, rejects jobs in {r}, leaves work unplaced in {u}")
+        .map(|(policy, counts)| {
+            let named: Vec<String> = ["violates", "fails claims", "rejects jobs", "leaves work unplaced"]
+                .iter()
+                .zip(counts)
+                .filter(|(_, n)| **n > 0)
+                .map(|(what, n)| format!("{what} in {n}"))
+                .collect();
+            if named.is_empty() {
+                format!("{policy} ok in all")
+            } else {
+                format!("{policy} {}", named.join(", "))
+            }
         })
         .collect();
     format!("total: {} scenario(s); {}", all.len(), parts.join("; "))
