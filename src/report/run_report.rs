@@ -352,7 +352,6 @@ fn timeline_svg(scenario: &Scenario, policy: Policy, trace: &[TraceRecord], dive
     for (i, a) in t.allocs.iter().enumerate() {
         by_node.entry(a.node).or_default().push(i);
     }
-    let hidden_nodes = by_node.len().saturating_sub(MAX_NODE_LANES);
     let mut hidden_allocs = 0usize;
     for (lane, (node, allocs)) in by_node.iter().enumerate() {
         if lane >= MAX_NODE_LANES || bars >= MAX_BARS {
@@ -420,11 +419,11 @@ fn timeline_svg(scenario: &Scenario, policy: Policy, trace: &[TraceRecord], dive
         body.push_str("</g>");
         y += height + GAP;
     }
-    if hidden_nodes > 0 || hidden_allocs > 0 {
+    if hidden_allocs > 0 {
         notes.push(format!(
-            "{} allocation(s) on {} node(s) not drawn (at most {MAX_NODE_LANES} node lanes, {MAX_ROWS} rows each, {MAX_BARS} bars); the aggregate lane counts them all",
-            hidden_allocs,
-            by_node.len().min(hidden_nodes.max(1)),
+            "{hidden_allocs} of {} allocations on {} nodes not drawn (at most {MAX_NODE_LANES} node lanes, {MAX_ROWS} rows each, {MAX_BARS} bars in all); the aggregate lane counts them all",
+            t.allocs.len(),
+            by_node.len(),
         ));
     }
 
@@ -434,7 +433,6 @@ fn timeline_svg(scenario: &Scenario, policy: Policy, trace: &[TraceRecord], dive
         by_volume.entry(c.volume).or_default().push(i);
     }
     let mut hidden_claims = 0usize;
-    let hidden_volumes = by_volume.len().saturating_sub(MAX_VOLUME_LANES);
     for (lane, (volume, claims)) in by_volume.iter().enumerate() {
         if lane >= MAX_VOLUME_LANES || bars >= MAX_BARS {
             hidden_claims += claims.len();
@@ -482,8 +480,12 @@ fn timeline_svg(scenario: &Scenario, policy: Policy, trace: &[TraceRecord], dive
         body.push_str("</g>");
         y += height + GAP;
     }
-    if hidden_volumes > 0 || hidden_claims > 0 {
-        notes.push(format!("{hidden_claims} claim(s) not drawn (at most {MAX_VOLUME_LANES} volume lanes, {MAX_ROWS} rows each, {MAX_BARS} bars)"));
+    if hidden_claims > 0 {
+        notes.push(format!(
+            "{hidden_claims} of {} claims on {} volumes not drawn (at most {MAX_VOLUME_LANES} volume lanes, {MAX_ROWS} rows each, {MAX_BARS} bars in all)",
+            t.claims.len(),
+            by_volume.len()
+        ));
     }
     let bottom = y;
 
@@ -573,7 +575,9 @@ fn aggregate(axis: &Axis, t: &Timeline, y: f64, height: f64, horizon: Millis) ->
     }
     changes.sort_by_key(|c| c.0);
     let columns = (X1 - X0) as usize;
-    let mut pending_max = vec![0i64; columns + 1];
+    // Per pixel column: the most allocations live (pending or running) and
+    // the most running at any moment within it.
+    let mut live_max = vec![0i64; columns + 1];
     let mut running_max = vec![0i64; columns + 1];
     let (mut pending, mut running) = (0i64, 0i64);
     let column = |at: Millis| ((axis.x(at) - X0) as usize).min(columns);
@@ -582,26 +586,18 @@ fn aggregate(axis: &Axis, t: &Timeline, y: f64, height: f64, horizon: Millis) ->
         let col = column(at);
         // The counts held from the previous change up to this one.
         for c in last_col..col {
-            pending_max[c] = pending_max[c].max(pending);
+            live_max[c] = live_max[c].max(pending + running);
             running_max[c] = running_max[c].max(running);
         }
         pending += dp;
         running += dr;
-        pending_max[col] = pending_max[col].max(pending);
-        running_max[col] = running_max[col].max(running);
         last_col = col;
     }
     for c in last_col..columns {
-        pending_max[c] = pending_max[c].max(pending);
+        live_max[c] = live_max[c].max(pending + running);
         running_max[c] = running_max[c].max(running);
     }
-    let peak = pending_max
-        .iter()
-        .zip(&running_max)
-        .map(|(p, r)| p + r)
-        .max()
-        .unwrap_or(0)
-        .max(1);
+    let peak = live_max.iter().copied().max().unwrap_or(0).max(1);
     let scale = height / peak as f64;
     let base = y + height;
     let path = |values: &dyn Fn(usize) -> i64| {
@@ -620,7 +616,7 @@ fn aggregate(axis: &Axis, t: &Timeline, y: f64, height: f64, horizon: Millis) ->
     let lane = format!(
         "<rect class=\"lane-bg\" x=\"{X0}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{height:.1}\"/><path class=\"agg-pending\" d=\"{}\"><title>allocations pending or running (peak {peak})</title></path><path class=\"agg-running\" d=\"{}\"><title>allocations running</title></path>",
         X1 - X0,
-        path(&|c| pending_max[c] + running_max[c]),
+        path(&|c| live_max[c]),
         path(&|c| running_max[c]),
     );
     (lane, peak)
