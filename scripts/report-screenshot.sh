@@ -40,23 +40,36 @@ mkdir -p "$(dirname "$png")"
 rm -f "$png"
 
 # The page needs no network and no script: both are switched off.
-"$chromium_bin" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-  --disable-background-networking --disable-component-update --disable-sync \
-  --disable-javascript --user-data-dir="$work/profile" \
-  --hide-scrollbars --window-size=1060,1180 \
+flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+  --disable-background-networking --disable-component-update --disable-sync
+  --disable-javascript --user-data-dir="$work/profile" --enable-logging=stderr --v=0)
+
+# First the DOM Chromium built: it must be our page (an unreadable file
+# gives Chromium's error page instead), with its three timelines.
+"$chromium_bin" "${flags[@]}" --dump-dom "file://$page" >"$work/dom.html" 2>"$work/dom.log" || {
+  cat "$work/dom.log" >&2; echo "report-screenshot: chromium failed to load the page" >&2; exit 1; }
+for policy in naive validate plan-aware; do
+  if ! grep -q "<figure class=\"policy\" id=\"policy-$policy\">" "$work/dom.html"; then
+    echo "report-screenshot: chromium did not render the $policy timeline (see $page)" >&2
+    exit 1
+  fi
+done
+
+"$chromium_bin" "${flags[@]}" --hide-scrollbars --window-size=1060,1180 \
   --screenshot="$png" "file://$page" >"$work/chromium.log" 2>&1 || {
     cat "$work/chromium.log" >&2
     echo "report-screenshot: chromium failed" >&2
     exit 1
   }
 
-# Chromium logs page errors (a bad resource, a load failure) as ERROR lines
-# mentioning the page or the network; its own start-up noise (dbus, GPU) is not about the page.
-if grep -E "ERROR" "$work/chromium.log" | grep -E -i "file://|net::|Failed to load|CONSOLE" ; then
+# Page errors (a resource that failed, a console message) are logged as
+# such; Chromium's own start-up noise (dbus, GPU) is not about the page.
+if cat "$work/dom.log" "$work/chromium.log" | grep -E "ERROR|CONSOLE" | grep -E -i "file://|net::ERR|Failed to load|CONSOLE"; then
   echo "report-screenshot: chromium reported errors opening the page" >&2
   exit 1
 fi
 
+test -s "$png" || { echo "report-screenshot: chromium wrote no screenshot" >&2; exit 1; }
 # A PNG signature, and more than a blank page's worth of bytes.
 signature="$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')"
 size="$(wc -c < "$png")"

@@ -27,7 +27,8 @@ fn text(output: &std::process::Output) -> String {
 fn seed_scenario_names_the_allocation_volume_decisions_and_window() {
     let output = common::plansim(&["explain", "scenarios/csi-single-reader-count2.yaml"]);
     assert_eq!(output.status.code(), Some(0));
-    let narrative = text(&output);
+    // Wrapped lines joined, so phrases can be looked for whole.
+    let narrative = text(&output).replace("\n      ", " ");
     // The window's start follows from the naive run's own metrics: it lasts
     // to the horizon, so it starts violation_seconds before it.
     let s = scenario("csi-single-reader-count2");

@@ -43,14 +43,38 @@ pub fn render_text(e: &Explanation) -> String {
 fn decision(out: &mut String, side: &SideDecision) {
     let _ = writeln!(out, "  {} {}.", side.policy, side.decided);
     for line in &side.saw {
-        let _ = writeln!(out, "    saw: {line}");
+        wrapped(out, "    saw: ", line);
     }
     for line in &side.check {
-        let _ = writeln!(out, "    check: {line}");
+        wrapped(out, "    check: ", line);
     }
     if let Some(reason) = &side.reason {
         let _ = writeln!(out, "    reason: {reason}");
     }
+}
+
+/// Most characters on a wrapped line of the narrative.
+const WIDTH: usize = 100;
+
+/// Writes `text` after `lead`, wrapped at word boundaries, continuation
+/// lines indented under the text.
+fn wrapped(out: &mut String, lead: &str, text: &str) {
+    let indent = 6;
+    let mut line = lead.to_string();
+    let mut fresh = true;
+    for word in text.split(' ') {
+        if !fresh && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            let _ = writeln!(out, "{line}");
+            line = " ".repeat(indent);
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+        }
+        line.push_str(word);
+        fresh = false;
+    }
+    let _ = writeln!(out, "{line}");
 }
 
 fn chain(out: &mut String, side: &SideDecision) {

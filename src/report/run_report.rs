@@ -415,6 +415,12 @@ fn timeline_svg(scenario: &Scenario, policy: Policy, trace: &[TraceRecord], dive
         }
         if overflow > 0 {
             hidden_allocs += overflow;
+            let _ = write!(
+                body,
+                "<text class=\"overflow\" x=\"{:.1}\" y=\"{:.1}\">+{overflow} not drawn</text>",
+                X1 - 3.0,
+                y + LANE - 3.0
+            );
         }
         body.push_str("</g>");
         y += height + GAP;
@@ -635,7 +641,7 @@ svg text{font:11px system-ui,Helvetica,Arial,sans-serif;fill:#1d2330}
 .pending{fill:#f2c14e}.claiming{fill:#5b8def}.running{fill:#3aa655}.failed{fill:#d92d20}.complete{fill:#667085}.lost{fill:#f79009}.stopped{fill:#344054}
 .claim-read{fill:#a48ad8}.claim-write{fill:#5b2fb0}.releasing{opacity:.45}
 .bar-label{fill:#fff;font-size:10px}.bar-label.light{fill:#fff}
-.refusal{fill:#d92d20;opacity:.8}
+.refusal{fill:#d92d20;opacity:.8}.overflow{text-anchor:end;font-size:10px;fill:#fff;font-weight:600}
 .violation{fill:#d92d20;opacity:.13}.violation-lane{fill:none;stroke:#d92d20;stroke-width:1.5}.violation-label{fill:#b42318;font-weight:600}
 .operator-event line{stroke:#1d2330;stroke-dasharray:4 3;stroke-width:1.2}.operator-event text{font-size:10.5px}
 .divergence line{stroke:#c11574;stroke-width:2}.divergence text{fill:#c11574;font-weight:700}
