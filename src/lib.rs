@@ -4,9 +4,9 @@
 pub mod cli;
 pub mod engine;
 pub mod experiment;
+pub mod explain;
 pub mod model;
 pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod sim;
-pub mod explain;

@@ -72,7 +72,12 @@ fn json_carries_the_same_content() {
     let window = &d["baseline"]["violation_windows"][0];
     assert_eq!(window["volume"], "test-volume0");
     assert_eq!(window["until_end"], true);
-    assert!(d["candidate"]["violation_windows"].as_array().unwrap().is_empty());
+    assert!(
+        d["candidate"]["violation_windows"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
     let metrics: Vec<&str> = json["metric_differences"]
         .as_array()
         .unwrap()
@@ -91,7 +96,11 @@ fn policies_that_agree_say_so() {
         "validate",
     ]);
     assert_eq!(output.status.code(), Some(0));
-    assert!(text(&output).contains("The policies never diverge"), "{}", text(&output));
+    assert!(
+        text(&output).contains("The policies never diverge"),
+        "{}",
+        text(&output)
+    );
     let output = common::plansim(&[
         "explain",
         "scenarios/per-alloc-enough-volumes.yaml",
@@ -107,8 +116,18 @@ fn bad_input_exits_2() {
     for args in [
         vec!["explain", "scenarios/no-such-file.yaml"],
         vec!["explain", "tests/bad/bad-access-mode.yaml"],
-        vec!["explain", "scenarios/csi-single-reader-count2.yaml", "--baseline", "nomad"],
-        vec!["explain", "scenarios/csi-single-reader-count2.yaml", "--format", "xml"],
+        vec![
+            "explain",
+            "scenarios/csi-single-reader-count2.yaml",
+            "--baseline",
+            "nomad",
+        ],
+        vec![
+            "explain",
+            "scenarios/csi-single-reader-count2.yaml",
+            "--format",
+            "xml",
+        ],
     ] {
         let output = common::plansim(&args);
         assert_eq!(output.status.code(), Some(2), "{args:?}");
@@ -122,11 +141,19 @@ fn registration_rejection_is_a_divergence() {
     let e = explained("csi-single-reader-count2", Policy::Naive, Policy::Validate);
     let d = e.divergence.unwrap();
     assert_eq!((d.kind, d.subject.as_str()), ("registration", "example"));
-    assert_eq!((d.baseline.outcome, d.candidate.outcome), ("accepted", "rejected"));
+    assert_eq!(
+        (d.baseline.outcome, d.candidate.outcome),
+        ("accepted", "rejected")
+    );
     assert!(d.candidate.reason.unwrap().contains("use per_alloc"));
     // What followed under naive: both allocations placed, then the violation.
-    assert!(d.baseline.consequences.iter().any(|s| s.what == "example.cache[1] placed on client-2"
-        || s.what.starts_with("example.cache[1] placed on")));
+    assert!(
+        d.baseline
+            .consequences
+            .iter()
+            .any(|s| s.what == "example.cache[1] placed on client-2"
+                || s.what.starts_with("example.cache[1] placed on"))
+    );
     assert_eq!(d.baseline.violation_windows.len(), 1);
 }
 
@@ -146,15 +173,25 @@ fn a_refused_claim_that_fails_versus_one_that_retries() {
         (d.baseline.outcome, d.candidate.outcome),
         ("refused_alloc_fails", "refused_client_retries")
     );
-    assert!(d.baseline.saw[0].contains("ingest-a.write[0] (write)"), "{:?}", d.baseline.saw);
+    assert!(
+        d.baseline.saw[0].contains("ingest-a.write[0] (write)"),
+        "{:?}",
+        d.baseline.saw
+    );
 }
 
 #[test]
 fn node_down_replacement_double_writes_under_naive() {
     let e = explained("node-failure-slow-detach", Policy::Naive, Policy::PlanAware);
     let d = e.divergence.unwrap();
-    assert_eq!((d.kind, d.subject.as_str()), ("placement", "ledger.writer[0]"));
-    assert_eq!((d.baseline.outcome, d.candidate.outcome), ("placed", "not_placed"));
+    assert_eq!(
+        (d.kind, d.subject.as_str()),
+        ("placement", "ledger.writer[0]")
+    );
+    assert_eq!(
+        (d.baseline.outcome, d.candidate.outcome),
+        ("placed", "not_placed")
+    );
     // The claim the replacement ran into is its lost predecessor's.
     assert!(
         d.candidate.saw[0].contains("held by the allocation this one replaces"),
@@ -163,7 +200,10 @@ fn node_down_replacement_double_writes_under_naive() {
     );
     let window = &d.baseline.violation_windows[0];
     assert!(!window.until_end, "the controller detach ends it");
-    let naive = simulate(&scenario("node-failure-slow-detach"), RunOptions::new(Policy::Naive, 4));
+    let naive = simulate(
+        &scenario("node-failure-slow-detach"),
+        RunOptions::new(Policy::Naive, 4),
+    );
     assert_eq!(window.to - window.from, naive.metrics.violation_time);
 }
 
@@ -178,14 +218,24 @@ fn scale_up_diverges_when_the_scale_lands() {
     // Validate's scheduler is naive's: they part at the server's claim check.
     let e = explain(&s, Policy::Naive, Policy::Validate, s.seed).unwrap();
     let d = e.divergence.unwrap();
-    assert_eq!((d.kind, d.baseline.outcome, d.candidate.outcome), ("claim", "granted", "refused_client_retries"));
+    assert_eq!(
+        (d.kind, d.baseline.outcome, d.candidate.outcome),
+        ("claim", "granted", "refused_client_retries")
+    );
 }
 
 #[test]
 fn concurrent_workers_meet_the_plan_applier() {
-    let e = explained("two-jobs-race-two-workers", Policy::Naive, Policy::PlanAware);
+    let e = explained(
+        "two-jobs-race-two-workers",
+        Policy::Naive,
+        Policy::PlanAware,
+    );
     let d = e.divergence.unwrap();
-    assert_eq!((d.baseline.outcome, d.candidate.outcome), ("placed", "plan_rejected"));
+    assert_eq!(
+        (d.baseline.outcome, d.candidate.outcome),
+        ("placed", "plan_rejected")
+    );
     assert!(d.candidate.check.iter().any(|c| c.contains("plan applier")));
 }
 
@@ -242,14 +292,23 @@ events:
     .unwrap()
     .iter()
     .any(|r| r.kind == plansim::sim::trace::TraceKind::Placed && r.node.is_some_and(|n| n.0 == 0));
-    assert!(placed_on_n0, "seed 0 starts the writer on n0, which the drain moves");
+    assert!(
+        placed_on_n0,
+        "seed 0 starts the writer on n0, which the drain moves"
+    );
     let e = explain(&one_drain, Policy::Naive, Policy::PlanAware, 0).unwrap();
     let text = plansim::explain::render_text(&e);
     let d = e.divergence.expect("the migration diverges");
     assert_eq!(d.time_s, "60.000", "{text}");
     assert_eq!((d.kind, d.subject.as_str()), ("placement", "db.main[0]"));
-    assert_eq!((d.baseline.outcome, d.candidate.outcome), ("placed", "not_placed"));
-    assert!(d.candidate.saw[0].contains("held by the allocation this one replaces"), "{text}");
+    assert_eq!(
+        (d.baseline.outcome, d.candidate.outcome),
+        ("placed", "not_placed")
+    );
+    assert!(
+        d.candidate.saw[0].contains("held by the allocation this one replaces"),
+        "{text}"
+    );
     // Under naive the old claim is freed after the new one was granted:
     // the chain must not mistake it for the new allocation's.
     assert!(
@@ -258,7 +317,10 @@ events:
     );
     let e = explain(&one_drain, Policy::Naive, Policy::Validate, 0).unwrap();
     let d = e.divergence.unwrap();
-    assert_eq!((d.kind, d.baseline.outcome, d.candidate.outcome), ("claim", "granted", "refused_client_retries"));
+    assert_eq!(
+        (d.kind, d.baseline.outcome, d.candidate.outcome),
+        ("claim", "granted", "refused_client_retries")
+    );
     // Draining both: nothing to compare beyond the one allocation.
     for candidate in [Policy::PlanAware, Policy::Validate] {
         let e = explain(&s, Policy::Naive, candidate, s.seed).unwrap();
@@ -287,7 +349,11 @@ fn divergence_is_symmetric_everywhere() {
                 let name = format!("{} {a} vs {b} seed {seed}", s.name);
                 match (&ab.divergence, &ba.divergence) {
                     (Some(x), Some(y)) => {
-                        assert_eq!((&x.time_s, &x.subject, x.kind), (&y.time_s, &y.subject, y.kind), "{name}");
+                        assert_eq!(
+                            (&x.time_s, &x.subject, x.kind),
+                            (&y.time_s, &y.subject, y.kind),
+                            "{name}"
+                        );
                         assert_eq!(x.baseline.outcome, y.candidate.outcome, "{name}");
                         assert_eq!(x.candidate.outcome, y.baseline.outcome, "{name}");
                     }
@@ -308,7 +374,12 @@ fn the_window_is_never_before_the_divergence() {
         let s = load_file(&file).unwrap();
         let e = explain(&s, Policy::Naive, Policy::PlanAware, s.seed).unwrap();
         if let Some(d) = e.divergence {
-            for w in d.baseline.violation_windows.iter().chain(&d.candidate.violation_windows) {
+            for w in d
+                .baseline
+                .violation_windows
+                .iter()
+                .chain(&d.candidate.violation_windows)
+            {
                 assert!(w.to > d.at && w.to <= s.horizon, "{}", s.name);
                 assert!(w.from < w.to || w.from == w.to && w.to == Millis::ZERO);
             }

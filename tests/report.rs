@@ -37,7 +37,10 @@ fn seed_scenario_page_has_lanes_windows_marks_and_narrative() {
     assert!(page.starts_with("<!DOCTYPE html>"));
     // Self-contained: no script, nothing fetched (the only URL is SVG's namespace).
     assert!(!page.contains("<script") && !index.contains("<script"));
-    assert_eq!(page.matches("http").count(), page.matches("http://www.w3.org/2000/svg").count());
+    assert_eq!(
+        page.matches("http").count(),
+        page.matches("http://www.w3.org/2000/svg").count()
+    );
     assert!(!page.contains("src=") && !page.contains("<link"));
 
     let naive = figure(&page, "naive");
@@ -72,8 +75,14 @@ fn seed_scenario_page_has_lanes_windows_marks_and_narrative() {
     assert!(page.contains("registration rejected: group cache has count 2"));
     assert!(page.contains("<pre class=\"narrative\">== csi-single-reader-count2 (seed 7): naive vs plan-aware\nFirst divergence at 0.000 s"));
     // The index links the page and gives each policy's verdict.
-    assert!(index.contains("<a href=\"scenario-csi-single-reader-count2.html\">csi-single-reader-count2</a>"));
-    assert!(index.contains("<b>naive</b>: <span class=\"bad\">violates (1 violation, 3597.490 s)</span>"));
+    assert!(index.contains(
+        "<a href=\"scenario-csi-single-reader-count2.html\">csi-single-reader-count2</a>"
+    ));
+    assert!(
+        index.contains(
+            "<b>naive</b>: <span class=\"bad\">violates (1 violation, 3597.490 s)</span>"
+        )
+    );
     std::fs::remove_dir_all(out).unwrap();
 }
 
@@ -93,8 +102,12 @@ fn operator_events_are_vertical_lines() {
     assert!(figure(&node_down, "naive").contains(">node_down "));
     assert!(figure(&node_down, "naive").contains("class=\"lost\""));
     let scale = read(&out.join("scenario-scale-up-bypasses-validation.html"));
-    assert!(figure(&scale, "plan-aware").contains(">scale app web count 2<") || figure(&scale, "plan-aware").contains(">scale app count 2<"),
-        "{}", figure(&scale, "plan-aware"));
+    assert!(
+        figure(&scale, "plan-aware").contains(">scale app web count 2<")
+            || figure(&scale, "plan-aware").contains(">scale app count 2<"),
+        "{}",
+        figure(&scale, "plan-aware")
+    );
     let index = read(&out.join("index.html"));
     assert_eq!(index.matches("<tr><td><a href=").count(), 2);
     std::fs::remove_dir_all(out).unwrap();
@@ -102,7 +115,10 @@ fn operator_events_are_vertical_lines() {
 
 #[test]
 fn names_are_escaped() {
-    assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    assert_eq!(
+        esc("<a href=\"x\">&'"),
+        "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+    );
     let dir = common::temp_dir("report-escape");
     let file = dir.join("hostile.yaml");
     std::fs::write(
@@ -126,8 +142,16 @@ jobs:
     .unwrap();
     let out = dir.join("report");
     let output = common::plansim(&["run", common::arg(&file), "--report", common::arg(&out)]);
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
-    let pages: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let pages: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     assert_eq!(pages.len(), 2, "{pages:?}");
     for page in pages {
         let html = read(&page);
@@ -135,7 +159,11 @@ jobs:
             assert!(!html.contains(raw), "{}: unescaped {raw}", page.display());
         }
         let name = page.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)), "{name}");
+        assert!(
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)),
+            "{name}"
+        );
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -168,15 +196,29 @@ jobs:
     )
     .unwrap();
     let out = dir.join("report");
-    let output = common::plansim(&["run", common::arg(&file), "--report", common::arg(&out), "--quiet"]);
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = common::plansim(&[
+        "run",
+        common::arg(&file),
+        "--report",
+        common::arg(&out),
+        "--quiet",
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let page = read(&out.join("scenario-big.html"));
     assert!(page.len() < 3 * 1024 * 1024, "{} bytes", page.len());
     let naive = figure(&page, "naive");
     assert!(naive.matches("class=\"lane node\"").count() <= 30);
     assert!(naive.matches("class=\"running\"").count() <= MAX_BARS);
     assert!(naive.contains("not drawn"), "the cap is said");
-    assert!(naive.contains("allocations, all nodes (peak 3040)"), "the aggregate counts all");
+    assert!(
+        naive.contains("allocations, all nodes (peak 3040)"),
+        "the aggregate counts all"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -185,11 +227,15 @@ fn report_is_deterministic_and_bad_input_writes_nothing() {
     let a = common::temp_dir("report-a");
     let b = common::temp_dir("report-b");
     for dir in [&a, &b] {
-        let output = common::plansim(&["run", "scenarios/", "--report", common::arg(dir), "--quiet"]);
+        let output =
+            common::plansim(&["run", "scenarios/", "--report", common::arg(dir), "--quiet"]);
         assert_eq!(output.status.code(), Some(0));
     }
     assert_eq!(common::files_under(&a), common::files_under(&b));
-    assert_eq!(common::files_under(&a).len(), common::scenario_files().len() + 1);
+    assert_eq!(
+        common::files_under(&a).len(),
+        common::scenario_files().len() + 1
+    );
     let refused = a.join("refused");
     let output = common::plansim(&[
         "run",
@@ -207,9 +253,19 @@ fn report_is_deterministic_and_bad_input_writes_nothing() {
 fn run_ends_with_verdicts_and_speaks_json() {
     let output = common::plansim(&["run", "scenarios/"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let verdicts: Vec<&str> = stdout.lines().filter(|l| l.starts_with("verdict ")).collect();
+    let verdicts: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("verdict "))
+        .collect();
     assert_eq!(verdicts.len(), common::scenario_files().len());
-    assert!(stdout.trim_end().lines().last().unwrap().starts_with("total: 13 scenario(s); "));
+    assert!(
+        stdout
+            .trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("total: 13 scenario(s); ")
+    );
     assert!(stdout.contains("verdict csi-single-reader-count2: naive violates (1 violation, 3597.490 s); validate rejects 1 job at registration; plan-aware leaves 1 allocation unplaced"));
 
     let output = common::plansim(&["run", "scenarios/", "--format", "json"]);
@@ -235,7 +291,11 @@ fn run_ends_with_verdicts_and_speaks_json() {
         }
         assert_eq!(
             s["verdict"].as_str().unwrap(),
-            verdicts.iter().find(|v| v.starts_with(&format!("verdict {}:", s["scenario"].as_str().unwrap()))).unwrap().to_string()
+            verdicts
+                .iter()
+                .find(|v| v.starts_with(&format!("verdict {}:", s["scenario"].as_str().unwrap())))
+                .unwrap()
+                .to_string()
         );
     }
     assert_eq!(rows + 1, summary.lines().count());
@@ -244,7 +304,12 @@ fn run_ends_with_verdicts_and_speaks_json() {
         .find(|s| s["scenario"] == "csi-single-reader-count2")
         .unwrap()["runs"][1];
     assert_eq!(validate["policy"], "validate");
-    assert!(validate["registration_errors"][0]["error"].as_str().unwrap().contains("use per_alloc"));
+    assert!(
+        validate["registration_errors"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("use per_alloc")
+    );
 
     // diff --format json: the same verdict as the text.
     let output = common::plansim(&["diff", "results", common::arg(&out), "--format", "json"]);

@@ -136,7 +136,10 @@ pub fn run(args: RunArgs) -> u8 {
         }
         if let Some(dir) = &args.report {
             let file = page_files[report_pages.len()].clone();
-            if let Err(message) = write(&dir.join(&file), run_report::scenario_page(scenario, &results).as_bytes()) {
+            if let Err(message) = write(
+                &dir.join(&file),
+                run_report::scenario_page(scenario, &results).as_bytes(),
+            ) {
                 eprintln!("{message}");
                 return EXIT_BAD_INPUT;
             }

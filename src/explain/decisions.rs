@@ -89,10 +89,7 @@ pub fn decisions(trace: &[TraceRecord]) -> Vec<Decision<'_>> {
         let nth = counts.entry(subject).or_default();
         *nth += 1;
         out.push(Decision {
-            key: Key {
-                subject,
-                nth: *nth,
-            },
+            key: Key { subject, nth: *nth },
             outcome,
             at,
             row,
@@ -205,10 +202,7 @@ pub fn first_divergence<'a, 't>(
         .filter(|d| differs(d, &cand))
         .chain(candidate.iter().filter(|d| differs(d, &base)))
         .min_by_key(|d| (d.at, d.row))?;
-    Some((
-        base.get(&first.key).copied(),
-        cand.get(&first.key).copied(),
-    ))
+    Some((base.get(&first.key).copied(), cand.get(&first.key).copied()))
 }
 
 /// The claims the server held on `volume` just before trace row `row`,

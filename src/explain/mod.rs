@@ -207,7 +207,8 @@ pub fn explain_runs(
             candidate: side(scenario, candidate, c, first, at, &followed),
         }
     });
-    let metric_differences = metric_differences(scenario, baseline, candidate, &divergence, &followed);
+    let metric_differences =
+        metric_differences(scenario, baseline, candidate, &divergence, &followed);
     Explanation {
         scenario: scenario.name.clone(),
         seed,
@@ -219,7 +220,11 @@ pub fn explain_runs(
 }
 
 /// The run whose decision is shown first (the baseline's when it has one).
-fn baseline_or<'a>(b: Option<&Decision>, baseline: RunView<'a>, candidate: RunView<'a>) -> RunView<'a> {
+fn baseline_or<'a>(
+    b: Option<&Decision>,
+    baseline: RunView<'a>,
+    candidate: RunView<'a>,
+) -> RunView<'a> {
     if b.is_some() { baseline } else { candidate }
 }
 
@@ -239,7 +244,9 @@ pub fn violation_windows(scenario: &Scenario, trace: &[TraceRecord]) -> Vec<Wind
         to,
     };
     for record in trace {
-        let Some(volume) = record.volume else { continue };
+        let Some(volume) = record.volume else {
+            continue;
+        };
         match record.kind {
             TraceKind::Violation => {
                 open.entry(volume).or_insert(record.time);
@@ -279,12 +286,14 @@ impl Followed {
                         followed.volumes.insert(*id);
                     }
                     VolumeSource::PerAlloc { base } => {
-                        let matches = scenario.volume_by_name.iter().filter(|(name, _)| {
-                            match index {
-                                Some(i) => **name == format!("{base}[{i}]"),
-                                None => name.starts_with(&format!("{base}[")),
-                            }
-                        });
+                        let matches =
+                            scenario
+                                .volume_by_name
+                                .iter()
+                                .filter(|(name, _)| match index {
+                                    Some(i) => **name == format!("{base}[{i}]"),
+                                    None => name.starts_with(&format!("{base}[")),
+                                });
                         followed.volumes.extend(matches.map(|(_, id)| *id));
                     }
                 }
@@ -317,8 +326,10 @@ impl Followed {
             }
             TraceKind::PlanRejected => record.seen.iter().any(|s| self.has_slot(s.group, s.index)),
             TraceKind::Eval | TraceKind::Scale | TraceKind::StopJob => false,
-            _ => slot.is_some_and(|(g, i)| self.has_slot(g, i))
-                || (slot.is_none() && record.job.is_some_and(|j| self.jobs.contains(&j))),
+            _ => {
+                slot.is_some_and(|(g, i)| self.has_slot(g, i))
+                    || (slot.is_none() && record.job.is_some_and(|j| self.jobs.contains(&j)))
+            }
         }
     }
 
@@ -336,7 +347,11 @@ impl<'s> Names<'s> {
     }
     fn alloc(&self, group: GroupRef, index: u32) -> String {
         let job = &self.0.jobs[group.job.index()];
-        format!("{}.{}[{index}]", job.name, job.groups[group.group_index()].name)
+        format!(
+            "{}.{}[{index}]",
+            job.name,
+            job.groups[group.group_index()].name
+        )
     }
     fn node(&self, node: NodeId) -> &'s str {
         &self.0.nodes[node.index()].name
@@ -447,11 +462,9 @@ fn side(
         out.decided = match first.key.subject {
             Subject::Registration(job) => format!("never registered job {}", names.job(job)),
             Subject::Placement(g, i) => format!("never had to place {}", names.alloc(g, i)),
-            Subject::Claim(g, i, v) => format!(
-                "never had {} claim {}",
-                names.alloc(g, i),
-                names.volume(v)
-            ),
+            Subject::Claim(g, i, v) => {
+                format!("never had {} claim {}", names.alloc(g, i), names.volume(v))
+            }
         };
         consequences(scenario, run, None, at, followed, &mut out);
         return out;
@@ -548,7 +561,9 @@ fn side(
                 Outcome::Granted => format!("granted {alloc} a {} claim on {volume}", mode.name()),
                 Outcome::RefusedAllocFails => {
                     out.reason = detail;
-                    format!("refused {alloc}'s claim on {volume}, and the client failed the allocation")
+                    format!(
+                        "refused {alloc}'s claim on {volume}, and the client failed the allocation"
+                    )
                 }
                 _ => {
                     out.reason = detail;
@@ -562,7 +577,9 @@ fn side(
                         })
                         .map(|r| format!(" (next attempt at {} s)", r.time))
                         .unwrap_or_default();
-                    format!("refused {alloc}'s claim on {volume}; the client keeps the allocation pending and retries{next}")
+                    format!(
+                        "refused {alloc}'s claim on {volume}; the client keeps the allocation pending and retries{next}"
+                    )
                 }
             };
         }
@@ -585,7 +602,11 @@ fn scheduler_view(
         "{volume} ({access}, asked for {}): {}; {}; {}.",
         seen.request.name(),
         names.seen_claims("claims held by the server", &seen.claimed, current),
-        names.seen_claims("allocations placed but not yet claimed", &seen.unclaimed, current),
+        names.seen_claims(
+            "allocations placed but not yet claimed",
+            &seen.unclaimed,
+            current
+        ),
         names.seen_claims("earlier placements in this plan", &seen.in_plan, current),
     );
     let all = seen
@@ -640,10 +661,8 @@ fn consequences(
     out: &mut SideDecision,
 ) {
     let names = Names(scenario);
-    let start = decision_row.map_or_else(
-        || run.trace.partition_point(|r| r.time < at),
-        |row| row + 1,
-    );
+    let start =
+        decision_row.map_or_else(|| run.trace.partition_point(|r| r.time < at), |row| row + 1);
     let mut steps: Vec<Step> = Vec::new();
     let mut skipped: std::collections::BTreeMap<&'static str, u32> = Default::default();
     let mut last_time = None;
@@ -651,8 +670,10 @@ fn consequences(
     // claim not yet freed (oldest first): a claim freed that belongs to an
     // older generation was the replaced allocation's.
     let mut generation: std::collections::BTreeMap<(GroupRef, u32), u32> = Default::default();
-    let mut holders: std::collections::BTreeMap<(GroupRef, u32, VolumeId), std::collections::VecDeque<u32>> =
-        Default::default();
+    let mut holders: std::collections::BTreeMap<
+        (GroupRef, u32, VolumeId),
+        std::collections::VecDeque<u32>,
+    > = Default::default();
     for (row, record) in run.trace.iter().enumerate() {
         let slot = record.group.zip(record.alloc_index);
         let replaced = match (record.kind, slot, record.volume) {
@@ -697,18 +718,34 @@ fn consequences(
                     .iter()
                     .map(|s| names.alloc(s.group, s.index))
                     .collect();
-                format!("plan applier refused {} on {node}: {}", refused.join(", "), record.detail)
+                format!(
+                    "plan applier refused {} on {node}: {}",
+                    refused.join(", "),
+                    record.detail
+                )
             }
-            TraceKind::ClaimGranted => format!("{alloc} granted a {} claim on {volume}", record.detail),
-            TraceKind::ClaimRejected => format!("{alloc}'s claim on {volume} refused: {}", record.detail),
+            TraceKind::ClaimGranted => {
+                format!("{alloc} granted a {} claim on {volume}", record.detail)
+            }
+            TraceKind::ClaimRejected => {
+                format!("{alloc}'s claim on {volume} refused: {}", record.detail)
+            }
             TraceKind::Violation => format!("{volume} in violation: {}", record.detail),
-            TraceKind::ViolationEnded => format!("{volume} no longer in violation ({})", record.detail),
+            TraceKind::ViolationEnded => {
+                format!("{volume} no longer in violation ({})", record.detail)
+            }
             TraceKind::Running => format!("{alloc} running on {node}"),
-            TraceKind::Failed if steps.last().is_some_and(|s| s.what.ends_with(&record.detail)) => {
+            TraceKind::Failed
+                if steps
+                    .last()
+                    .is_some_and(|s| s.what.ends_with(&record.detail)) =>
+            {
                 format!("{alloc} failed (for that reason)")
             }
             TraceKind::ClaimReleased if replaced => {
-                format!("{alloc}'s claim on {volume} freed (the claim of the allocation it replaced)")
+                format!(
+                    "{alloc}'s claim on {volume} freed (the claim of the allocation it replaced)"
+                )
             }
             TraceKind::ClaimReleased => format!("{alloc}'s claim on {volume} freed"),
             TraceKind::JobSubmitted => "job registered".to_string(),
@@ -779,14 +816,17 @@ fn metric_differences(
             Metric::Reschedules => {
                 return Some(
                     rows()
-                        .filter(|r| r.kind == TraceKind::Placed && r.detail.starts_with("reschedule"))
+                        .filter(|r| {
+                            r.kind == TraceKind::Placed && r.detail.starts_with("reschedule")
+                        })
                         .count()
                         .to_string(),
                 );
             }
             Metric::Running => {
                 // Slots whose newest row is `running`: running at the end.
-                let mut last: std::collections::BTreeMap<(GroupRef, u32), TraceKind> = Default::default();
+                let mut last: std::collections::BTreeMap<(GroupRef, u32), TraceKind> =
+                    Default::default();
                 for r in rows() {
                     if let (Some(slot), true) = (
                         r.group.zip(r.alloc_index),
@@ -802,7 +842,12 @@ fn metric_differences(
                         last.insert(slot, r.kind);
                     }
                 }
-                return Some(last.values().filter(|k| **k == TraceKind::Running).count().to_string());
+                return Some(
+                    last.values()
+                        .filter(|k| **k == TraceKind::Running)
+                        .count()
+                        .to_string(),
+                );
             }
             Metric::ViolationSeconds => {
                 let total = violation_windows(scenario, run.trace)

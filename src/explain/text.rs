@@ -79,14 +79,22 @@ fn wrapped(out: &mut String, lead: &str, text: &str) {
 
 fn chain(out: &mut String, side: &SideDecision) {
     if side.consequences.is_empty() && side.violation_windows.is_empty() {
-        let _ = writeln!(out, "What followed under {}: nothing more for it.", side.policy);
+        let _ = writeln!(
+            out,
+            "What followed under {}: nothing more for it.",
+            side.policy
+        );
         return;
     }
     let _ = writeln!(out, "What followed under {}:", side.policy);
     for step in &side.consequences {
         let _ = write!(out, "  {:>10} s  {}", step.time_s, step.what);
         if let Some(last) = &step.last_s {
-            let _ = write!(out, " (and {} more time(s), the last at {last} s)", step.repeats);
+            let _ = write!(
+                out,
+                " (and {} more time(s), the last at {last} s)",
+                step.repeats
+            );
         }
         out.push('\n');
     }
@@ -112,7 +120,11 @@ fn metrics(out: &mut String, e: &Explanation) {
         let _ = writeln!(out, "Metrics: no difference.");
         return;
     }
-    let _ = writeln!(out, "Metric differences ({} -> {}):", e.baseline, e.candidate);
+    let _ = writeln!(
+        out,
+        "Metric differences ({} -> {}):",
+        e.baseline, e.candidate
+    );
     let width = e
         .metric_differences
         .iter()

@@ -112,7 +112,7 @@ fn tick_label(t: Millis) -> String {
     let s = t.0 / 1000;
     match s {
         0 => "0".to_string(),
-        _ if t.0 % 1000 != 0 => format!("{t}s"),
+        _ if !t.0.is_multiple_of(1000) => format!("{t}s"),
         s if s % 86400 == 0 => format!("{}d", s / 86400),
         s if s % 3600 == 0 => format!("{}h", s / 3600),
         s if s % 60 == 0 => format!("{}m", s / 60),
@@ -161,7 +161,11 @@ struct Timeline {
 
 fn alloc_name(scenario: &Scenario, group: GroupRef, index: u32) -> String {
     let job = &scenario.jobs[group.job.index()];
-    format!("{}.{}[{index}]", job.name, job.groups[group.group_index()].name)
+    format!(
+        "{}.{}[{index}]",
+        job.name,
+        job.groups[group.group_index()].name
+    )
 }
 
 impl Timeline {
@@ -177,7 +181,8 @@ impl Timeline {
         let mut open_claims: BTreeMap<(GroupRef, u32, VolumeId), VecDeque<usize>> = BTreeMap::new();
         for r in trace {
             let slot = r.group.zip(r.alloc_index);
-            let node = |n: Option<NodeId>| n.map_or("", |n| scenario.nodes[n.index()].name.as_str());
+            let node =
+                |n: Option<NodeId>| n.map_or("", |n| scenario.nodes[n.index()].name.as_str());
             match (r.kind, slot) {
                 (TraceKind::Placed, Some((g, i))) => {
                     open.insert((g, i), t.allocs.len());
@@ -195,11 +200,18 @@ impl Timeline {
                         t.allocs[a].claiming.get_or_insert(r.time);
                     }
                     if let (TraceKind::ClaimGranted, Some(v)) = (r.kind, r.volume) {
-                        open_claims.entry((s.0, s.1, v)).or_default().push_back(t.claims.len());
+                        open_claims
+                            .entry((s.0, s.1, v))
+                            .or_default()
+                            .push_back(t.claims.len());
                         t.claims.push(ClaimBar {
                             volume: v,
                             holder: alloc_name(scenario, s.0, s.1),
-                            mode: if r.detail == "write" { ClaimMode::Write } else { ClaimMode::Read },
+                            mode: if r.detail == "write" {
+                                ClaimMode::Write
+                            } else {
+                                ClaimMode::Read
+                            },
                             granted: r.time,
                             releasing: None,
                             freed: None,
@@ -208,7 +220,9 @@ impl Timeline {
                 }
                 (TraceKind::ClaimReleased, Some(s)) => {
                     if let Some(v) = r.volume
-                        && let Some(c) = open_claims.get_mut(&(s.0, s.1, v)).and_then(VecDeque::pop_front)
+                        && let Some(c) = open_claims
+                            .get_mut(&(s.0, s.1, v))
+                            .and_then(VecDeque::pop_front)
                     {
                         t.claims[c].freed = Some(r.time);
                     }
@@ -218,7 +232,10 @@ impl Timeline {
                         t.allocs[a].running = Some(r.time);
                     }
                 }
-                (TraceKind::Failed | TraceKind::Complete | TraceKind::Lost | TraceKind::Stopped, Some(s)) => {
+                (
+                    TraceKind::Failed | TraceKind::Complete | TraceKind::Lost | TraceKind::Stopped,
+                    Some(s),
+                ) => {
                     let end = match r.kind {
                         TraceKind::Failed => End::Failed,
                         TraceKind::Complete => End::Complete,
@@ -228,29 +245,58 @@ impl Timeline {
                     if let Some(a) = open.remove(&s) {
                         t.allocs[a].end = Some((r.time, end));
                     }
-                    for (_, claims) in open_claims.range((s.0, s.1, VolumeId(0))..=(s.0, s.1, VolumeId(u32::MAX))) {
+                    for (_, claims) in
+                        open_claims.range((s.0, s.1, VolumeId(0))..=(s.0, s.1, VolumeId(u32::MAX)))
+                    {
                         for &c in claims {
                             t.claims[c].releasing.get_or_insert(r.time);
                         }
                     }
                 }
                 (TraceKind::Infeasible, Some((g, i))) => {
-                    t.refusals.push((r.time, format!("{} not placed: {}", alloc_name(scenario, g, i), r.detail)));
+                    t.refusals.push((
+                        r.time,
+                        format!("{} not placed: {}", alloc_name(scenario, g, i), r.detail),
+                    ));
                 }
                 (TraceKind::JobRejected, _) => {
                     let job = r.job.map_or("", |j| scenario.jobs[j.index()].name.as_str());
-                    t.refusals.push((r.time, format!("job {job} rejected at registration: {}", r.detail)));
+                    t.refusals.push((
+                        r.time,
+                        format!("job {job} rejected at registration: {}", r.detail),
+                    ));
                 }
                 (TraceKind::PlanRejected, _) => {
-                    t.refusals.push((r.time, format!("plan for {} refused: {}", node(r.node), r.detail)));
+                    t.refusals.push((
+                        r.time,
+                        format!("plan for {} refused: {}", node(r.node), r.detail),
+                    ));
                 }
-                (TraceKind::NodeDown | TraceKind::NodeUp | TraceKind::NodeDrain | TraceKind::PluginHealth, _) => {
-                    let detail = if r.detail.is_empty() { String::new() } else { format!(" ({})", r.detail) };
-                    t.marks.push((r.time, format!("{} {}{detail}", r.kind.name(), node(r.node))));
+                (
+                    TraceKind::NodeDown
+                    | TraceKind::NodeUp
+                    | TraceKind::NodeDrain
+                    | TraceKind::PluginHealth,
+                    _,
+                ) => {
+                    let detail = if r.detail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", r.detail)
+                    };
+                    t.marks.push((
+                        r.time,
+                        format!("{} {}{detail}", r.kind.name(), node(r.node)),
+                    ));
                 }
                 (TraceKind::Scale, _) | (TraceKind::StopJob, _) => {
                     let job = r.job.map_or("", |j| scenario.jobs[j.index()].name.as_str());
-                    t.marks.push((r.time, format!("{} {job} {}", r.kind.name(), r.detail).trim_end().to_string()));
+                    t.marks.push((
+                        r.time,
+                        format!("{} {job} {}", r.kind.name(), r.detail)
+                            .trim_end()
+                            .to_string(),
+                    ));
                 }
                 _ => {}
             }
@@ -279,7 +325,15 @@ fn rows(spans: &[(Millis, Millis)]) -> Vec<Option<usize>> {
         .collect()
 }
 
-fn rect(svg: &mut String, axis: &Axis, from: Millis, to: Millis, y: f64, h: f64, class: &str, title: &str) {
+/// A bar from `from` to `to`, `(y, h)` its top and height, with a tooltip.
+fn rect(
+    svg: &mut String,
+    axis: &Axis,
+    (from, to): (Millis, Millis),
+    (y, h): (f64, f64),
+    class: &str,
+    title: &str,
+) {
     let (x1, x2) = (axis.x(from), axis.x(to));
     let _ = write!(
         svg,
@@ -290,7 +344,12 @@ fn rect(svg: &mut String, axis: &Axis, from: Millis, to: Millis, y: f64, h: f64,
 }
 
 /// The SVG timeline of one policy's run.
-fn timeline_svg(scenario: &Scenario, policy: Policy, trace: &[TraceRecord], divergence: Option<Millis>) -> String {
+fn timeline_svg(
+    scenario: &Scenario,
+    policy: Policy,
+    trace: &[TraceRecord],
+    divergence: Option<Millis>,
+) -> String {
     let horizon = scenario.horizon;
     let axis = Axis::new(horizon);
     let t = Timeline::read(scenario, trace);
@@ -318,7 +377,12 @@ fn timeline_svg(scenario: &Scenario, policy: Policy, trace: &[TraceRecord], dive
     // All allocations at once: how many are pending and running, per pixel.
     let _ = write!(body, "<g class=\"lane aggregate\">");
     let (lane, peak) = aggregate(&axis, &t, y, LANE * 2.0, horizon);
-    label(&mut body, y + LANE / 2.0, &format!("allocations, all nodes (peak {peak})"), "lane-label");
+    label(
+        &mut body,
+        y + LANE / 2.0,
+        &format!("allocations, all nodes (peak {peak})"),
+        "lane-label",
+    );
     body.push_str(&lane);
     body.push_str("</g>");
     y += LANE * 2.0 + GAP;
@@ -368,8 +432,16 @@ fn timeline_svg(scenario: &Scenario, policy: Policy, trace: &[TraceRecord], dive
         let placed_rows = rows(&spans);
         let height = LANE * placed_rows.iter().flatten().max().map_or(1, |r| r + 1) as f64;
         let node_name = &scenario.nodes[node.index()].name;
-        let _ = write!(body, "<g class=\"lane node\" data-node=\"{}\">", esc(node_name));
-        let _ = write!(body, "<rect class=\"lane-bg\" x=\"{X0}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{height:.1}\"/>", X1 - X0);
+        let _ = write!(
+            body,
+            "<g class=\"lane node\" data-node=\"{}\">",
+            esc(node_name)
+        );
+        let _ = write!(
+            body,
+            "<rect class=\"lane-bg\" x=\"{X0}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{height:.1}\"/>",
+            X1 - X0
+        );
         label(&mut body, y, node_name, "lane-label");
         let mut overflow = 0;
         for (&i, row) in allocs.iter().zip(&placed_rows) {
@@ -387,12 +459,33 @@ fn timeline_svg(scenario: &Scenario, policy: Policy, trace: &[TraceRecord], dive
             let h = LANE - 2.0;
             let end = a.end.map_or(horizon, |(e, _)| e);
             let pending_end = a.claiming.or(a.running).unwrap_or(end);
-            rect(&mut body, &axis, a.placed, pending_end, top, h, "pending", &format!("{} pending on {} from {} s", a.name, node_name, a.placed));
+            rect(
+                &mut body,
+                &axis,
+                (a.placed, pending_end),
+                (top, h),
+                "pending",
+                &format!("{} pending on {} from {} s", a.name, node_name, a.placed),
+            );
             if let Some(c) = a.claiming {
-                rect(&mut body, &axis, c, a.running.unwrap_or(end), top, h, "claiming", &format!("{} claiming from {c} s", a.name));
+                rect(
+                    &mut body,
+                    &axis,
+                    (c, a.running.unwrap_or(end)),
+                    (top, h),
+                    "claiming",
+                    &format!("{} claiming from {c} s", a.name),
+                );
             }
             if let Some(r) = a.running {
-                rect(&mut body, &axis, r, end, top, h, "running", &format!("{} running from {r} s", a.name));
+                rect(
+                    &mut body,
+                    &axis,
+                    (r, end),
+                    (top, h),
+                    "running",
+                    &format!("{} running from {r} s", a.name),
+                );
             }
             if let Some((e, kind)) = a.end {
                 let (class, word) = match kind {
@@ -410,7 +503,13 @@ fn timeline_svg(scenario: &Scenario, policy: Policy, trace: &[TraceRecord], dive
             }
             let x = axis.x(a.running.unwrap_or(a.placed));
             if axis.x(end) - x > 7.0 * a.name.len() as f64 {
-                let _ = write!(body, "<text class=\"bar-label\" x=\"{:.1}\" y=\"{:.1}\">{}</text>", x + 3.0, top + h - 2.5, esc(&a.name));
+                let _ = write!(
+                    body,
+                    "<text class=\"bar-label\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+                    x + 3.0,
+                    top + h - 2.5,
+                    esc(&a.name)
+                );
             }
         }
         if overflow > 0 {
@@ -451,11 +550,34 @@ fn timeline_svg(scenario: &Scenario, policy: Policy, trace: &[TraceRecord], dive
         let claim_rows = rows(&spans);
         let height = LANE * claim_rows.iter().flatten().max().map_or(1, |r| r + 1) as f64;
         let spec = &scenario.volumes[volume.index()];
-        let _ = write!(body, "<g class=\"lane volume\" data-volume=\"{}\">", esc(&spec.name));
-        let _ = write!(body, "<rect class=\"lane-bg volume-bg\" x=\"{X0}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{height:.1}\"/>", X1 - X0);
-        label(&mut body, y, &format!("{} ({})", spec.name, spec.access_mode), "lane-label volume-label");
+        let _ = write!(
+            body,
+            "<g class=\"lane volume\" data-volume=\"{}\">",
+            esc(&spec.name)
+        );
+        let _ = write!(
+            body,
+            "<rect class=\"lane-bg volume-bg\" x=\"{X0}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{height:.1}\"/>",
+            X1 - X0
+        );
+        label(
+            &mut body,
+            y,
+            &format!("{} ({})", spec.name, spec.access_mode),
+            "lane-label volume-label",
+        );
         for w in t.windows.iter().filter(|w| w.volume_id == *volume) {
-            rect(&mut body, &axis, w.from, w.to, y, height, "violation-lane", &format!("{} in violation from {} s to {} s", w.volume, w.from_s, w.to_s));
+            rect(
+                &mut body,
+                &axis,
+                (w.from, w.to),
+                (y, height),
+                "violation-lane",
+                &format!(
+                    "{} in violation from {} s to {} s",
+                    w.volume, w.from_s, w.to_s
+                ),
+            );
         }
         for (&i, row) in claims.iter().zip(&claim_rows) {
             let Some(row) = row else {
@@ -473,14 +595,38 @@ fn timeline_svg(scenario: &Scenario, policy: Policy, trace: &[TraceRecord], dive
             let end = c.freed.unwrap_or(horizon);
             let held_end = c.releasing.unwrap_or(end);
             let mode = c.mode.name();
-            rect(&mut body, &axis, c.granted, held_end, top, h, &format!("claim-{mode}"), &format!("{} holds a {mode} claim from {} s", c.holder, c.granted));
+            rect(
+                &mut body,
+                &axis,
+                (c.granted, held_end),
+                (top, h),
+                &format!("claim-{mode}"),
+                &format!("{} holds a {mode} claim from {} s", c.holder, c.granted),
+            );
             if let Some(r) = c.releasing {
-                rect(&mut body, &axis, r, end, top, h, &format!("claim-{mode} releasing"), &format!("{}'s {mode} claim being released from {r} s (detach, then freed{})", c.holder, c.freed.map_or(String::new(), |f| format!(" at {f} s"))));
+                rect(
+                    &mut body,
+                    &axis,
+                    (r, end),
+                    (top, h),
+                    &format!("claim-{mode} releasing"),
+                    &format!(
+                        "{}'s {mode} claim being released from {r} s (detach, then freed{})",
+                        c.holder,
+                        c.freed.map_or(String::new(), |f| format!(" at {f} s"))
+                    ),
+                );
             }
             let x = axis.x(c.granted);
             let text = format!("{} ({mode})", c.holder);
             if axis.x(held_end) - x > 6.5 * text.len() as f64 {
-                let _ = write!(body, "<text class=\"bar-label light\" x=\"{:.1}\" y=\"{:.1}\">{}</text>", x + 3.0, top + h - 1.5, esc(&text));
+                let _ = write!(
+                    body,
+                    "<text class=\"bar-label light\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+                    x + 3.0,
+                    top + h - 1.5,
+                    esc(&text)
+                );
             }
         }
         body.push_str("</g>");
@@ -510,7 +656,13 @@ fn timeline_svg(scenario: &Scenario, policy: Policy, trace: &[TraceRecord], dive
             w.to_s,
             w.seconds
         );
-        let _ = write!(over, "<text class=\"violation-label\" x=\"{:.1}\" y=\"{:.1}\">violation: {}</text>", x1 + 3.0, TOP - 6.0, esc(&w.volume));
+        let _ = write!(
+            over,
+            "<text class=\"violation-label\" x=\"{:.1}\" y=\"{:.1}\">violation: {}</text>",
+            x1 + 3.0,
+            TOP - 6.0,
+            esc(&w.volume)
+        );
     }
     for (at, text) in &t.marks {
         let x = axis.x(*at);
@@ -536,7 +688,9 @@ fn timeline_svg(scenario: &Scenario, policy: Policy, trace: &[TraceRecord], dive
         );
     }
     // The axis.
-    let mut axis_svg = format!("<g class=\"axis\"><line x1=\"{X0}\" x2=\"{X1}\" y1=\"{bottom:.1}\" y2=\"{bottom:.1}\"/>");
+    let mut axis_svg = format!(
+        "<g class=\"axis\"><line x1=\"{X0}\" x2=\"{X1}\" y1=\"{bottom:.1}\" y2=\"{bottom:.1}\"/>"
+    );
     for &tick in &axis.ticks {
         let x = axis.x(tick);
         let _ = write!(
@@ -709,9 +863,9 @@ pub fn scenario_page(scenario: &Scenario, results: &[RunResult]) -> String {
         .and_then(|e| e.divergence.as_ref())
         .map(|d| d.at);
     let seed = results.first().map_or(scenario.seed, |r| r.row.seed);
-    let _ = write!(
+    let _ = writeln!(
         html,
-        "<p class=\"meta\"><a href=\"index.html\">all scenarios</a></p><h1>{}</h1><p class=\"desc\">{}</p><p class=\"meta\">seed {seed} · horizon {} s · {} node(s), {} volume(s), {} job(s)</p>\n",
+        "<p class=\"meta\"><a href=\"index.html\">all scenarios</a></p><h1>{}</h1><p class=\"desc\">{}</p><p class=\"meta\">seed {seed} · horizon {} s · {} node(s), {} volume(s), {} job(s)</p>",
         esc(&scenario.name),
         esc(&scenario.description),
         scenario.horizon,
@@ -725,11 +879,14 @@ pub fn scenario_page(scenario: &Scenario, results: &[RunResult]) -> String {
     }
     html.push_str("</section>\n<h2>Timeline</h2>\n");
     html.push_str(LEGEND);
-    let _ = write!(
+    let _ = writeln!(
         html,
-        "<p class=\"note\">Time is compressed: each interval between ticks has the same width. Hover a bar for its times.{}</p>\n",
+        "<p class=\"note\">Time is compressed: each interval between ticks has the same width. Hover a bar for its times.{}</p>",
         match &explanation {
-            Some(e) if e.divergence.is_some() => format!(" The magenta line marks where {} and {} first decide differently.", e.baseline, e.candidate),
+            Some(e) if e.divergence.is_some() => format!(
+                " The magenta line marks where {} and {} first decide differently.",
+                e.baseline, e.candidate
+            ),
             _ => String::new(),
         }
     );
@@ -741,9 +898,9 @@ pub fn scenario_page(scenario: &Scenario, results: &[RunResult]) -> String {
         let policy = result.row.policy;
         let Some(trace) = &result.trace else { continue };
         let mark = divergence.filter(|_| explained.iter().any(|p| p == policy.name()));
-        let _ = write!(
+        let _ = writeln!(
             html,
-            "<figure class=\"policy\" id=\"policy-{}\"><figcaption>{}</figcaption>{}</figure>\n",
+            "<figure class=\"policy\" id=\"policy-{}\"><figcaption>{}</figcaption>{}</figure>",
             policy.name(),
             policy.name(),
             timeline_svg(scenario, policy, trace, mark)
@@ -754,7 +911,11 @@ pub fn scenario_page(scenario: &Scenario, results: &[RunResult]) -> String {
     html.push_str("<h2>Why they differ</h2>\n");
     match &explanation {
         Some(e) => {
-            let _ = write!(html, "<pre class=\"narrative\">{}</pre>\n", esc(&explain::render_text(e)));
+            let _ = writeln!(
+                html,
+                "<pre class=\"narrative\">{}</pre>",
+                esc(&explain::render_text(e))
+            );
         }
         None => html.push_str("<p>Only one policy ran: nothing to compare.</p>\n"),
     }
@@ -804,7 +965,9 @@ fn metrics_html(results: &[RunResult]) -> String {
         }
         html.push_str("</tr>");
     }
-    html.push_str("</table>\n<p class=\"note\">Highlighted: the metrics on which the policies differ.</p>\n");
+    html.push_str(
+        "</table>\n<p class=\"note\">Highlighted: the metrics on which the policies differ.</p>\n",
+    );
     html
 }
 
@@ -864,9 +1027,9 @@ pub fn index_page(pages: &[(String, String, Vec<Verdict>)]) -> String {
         html.push_str("</td></tr>");
     }
     let verdicts: Vec<Vec<Verdict>> = pages.iter().map(|p| p.2.clone()).collect();
-    let _ = write!(
+    let _ = writeln!(
         html,
-        "</table>\n<p class=\"meta\">{}</p>\n</body></html>\n",
+        "</table>\n<p class=\"meta\">{}</p>\n</body></html>",
         esc(&table::total_line(&verdicts))
     );
     html

@@ -248,9 +248,8 @@ impl Verdict {
 
     /// "violates (1 violation, 3597.490 s)", "7 claim failures", ..., or "ok".
     pub fn text(&self) -> String {
-        let plural = |n: u64, one: &str, many: &str| {
-            format!("{n} {}", if n == 1 { one } else { many })
-        };
+        let plural =
+            |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let mut parts = Vec::new();
         if self.violations > 0 {
             parts.push(format!(
@@ -289,7 +288,10 @@ impl Verdict {
 pub fn verdicts(results: &[RunResult]) -> Vec<Verdict> {
     let mut policies: Vec<Policy> = results.iter().map(|r| r.row.policy).collect();
     policies.dedup();
-    policies.into_iter().map(|p| Verdict::of(p, results)).collect()
+    policies
+        .into_iter()
+        .map(|p| Verdict::of(p, results))
+        .collect()
 }
 
 /// One line per scenario: `verdict NAME: naive violates (...); validate ok; ...`.
@@ -335,12 +337,17 @@ pub fn total_line(all: &[Vec<Verdict>]) -> String {
     let parts: Vec<String> = per_policy
         .iter()
         .map(|(policy, counts)| {
-            let named: Vec<String> = ["violates", "fails claims", "rejects jobs", "leaves work unplaced"]
-                .iter()
-                .zip(counts)
-                .filter(|(_, n)| **n > 0)
-                .map(|(what, n)| format!("{what} in {n}"))
-                .collect();
+            let named: Vec<String> = [
+                "violates",
+                "fails claims",
+                "rejects jobs",
+                "leaves work unplaced",
+            ]
+            .iter()
+            .zip(counts)
+            .filter(|(_, n)| **n > 0)
+            .map(|(what, n)| format!("{what} in {n}"))
+            .collect();
             if named.is_empty() {
                 format!("{policy} ok in all")
             } else {

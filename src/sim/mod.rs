@@ -11,10 +11,10 @@ mod invariants;
 pub mod rank;
 pub mod reschedule;
 mod scheduler;
+mod seen;
 pub mod state;
 mod timeline;
 pub mod trace;
-mod seen;
 
 use crate::engine::queue::EventQueue;
 use crate::engine::rng::{SimRng, Stream};
