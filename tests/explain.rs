@@ -239,48 +239,32 @@ fn concurrent_workers_meet_the_plan_applier() {
     assert!(d.candidate.check.iter().any(|c| c.contains("plan applier")));
 }
 
+/// A writer on a single-node-writer volume, on two nodes.
+const DRAIN_BASE: &str = r#"
+horizon: 10m
+nodes:
+  - {id: "n{i}", count: 2, csi_plugins: [{id: p}]}
+plugins: [{id: p, enforces_access_mode: false}]
+volumes: [{id: disk, plugin_id: p, access_mode: single-node-writer}]
+jobs:
+  - id: db
+    groups:
+      - name: main
+        volumes: {d: {type: csi, source: disk}}
+        tasks: [{name: t}]
+events:
+  - {at: 1m, node_drain: n0}
+"#;
+
 /// A held-out drain: the migrated writer's old claim is still being
 /// released when its replacement is placed.
 #[test]
 fn drain_migration_is_explained() {
-    let s = common::load(
-        r#"
-horizon: 10m
-nodes:
-  - {id: "n{i}", count: 2, csi_plugins: [{id: p}]}
-plugins: [{id: p, enforces_access_mode: false}]
-volumes: [{id: disk, plugin_id: p, access_mode: single-node-writer}]
-jobs:
-  - id: db
-    groups:
-      - name: main
-        volumes: {d: {type: csi, source: disk}}
-        tasks: [{name: t}]
-events:
-  - {at: 1m, node_drain: n0}
-  - {at: 1m, node_drain: n1}
-  - {at: 2m, node_up: n0}
-"#,
-    );
-    // Whichever node the writer starts on is drained at 1m; the other is
-    // drained too, so the replacement waits for node_up.
-    let one_drain = common::load(
-        r#"
-horizon: 10m
-nodes:
-  - {id: "n{i}", count: 2, csi_plugins: [{id: p}]}
-plugins: [{id: p, enforces_access_mode: false}]
-volumes: [{id: disk, plugin_id: p, access_mode: single-node-writer}]
-jobs:
-  - id: db
-    groups:
-      - name: main
-        volumes: {d: {type: csi, source: disk}}
-        tasks: [{name: t}]
-events:
-  - {at: 1m, node_drain: n0}
-"#,
-    );
+    let one_drain = common::load(DRAIN_BASE);
+    // Draining both nodes leaves the replacement nowhere to go until n0 is back.
+    let s = common::load(&format!(
+        "{DRAIN_BASE}  - {{at: 1m, node_drain: n1}}\n  - {{at: 2m, node_up: n0}}\n"
+    ));
     let placed_on_n0 = simulate(
         &one_drain,
         RunOptions {

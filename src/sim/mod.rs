@@ -128,6 +128,7 @@ struct Simulation<'s> {
     stopped_early: Option<String>,
     /// Queue entries handled, for the MAX_RUN_EVENTS cap.
     steps: u64,
+    /// Jobs refused at registration, with the registration error.
     rejections: Vec<(JobId, String)>,
 }
 
