@@ -519,7 +519,7 @@ fn side(
                 }
                 if let Outcome::PlanRejected(_) = outcome {
                     out.check.push(format!(
-                        "The plan applier re-checks each node's part of a plan against the state when the plan arrives ({} s), after other workers' plans were committed, and refused this one.",
+                        "The plan applier re-checks each node's part of a plan against the state when the plan arrives ({} s), which plans committed or events since the evaluation began may have changed, and refused this one.",
                         record.time
                     ));
                 }

@@ -863,9 +863,20 @@ pub fn scenario_page(scenario: &Scenario, results: &[RunResult]) -> String {
         .and_then(|e| e.divergence.as_ref())
         .map(|d| d.at);
     let seed = results.first().map_or(scenario.seed, |r| r.row.seed);
+    let mut seeds: Vec<u64> = results.iter().map(|r| r.row.seed).collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    let seed_text = if seeds.len() > 1 {
+        format!(
+            "{} seeds; timelines and explanation: seed {seed}",
+            seeds.len()
+        )
+    } else {
+        format!("seed {seed}")
+    };
     let _ = writeln!(
         html,
-        "<p class=\"meta\"><a href=\"index.html\">all scenarios</a></p><h1>{}</h1><p class=\"desc\">{}</p><p class=\"meta\">seed {seed} · horizon {} s · {} node(s), {} volume(s), {} job(s)</p>",
+        "<p class=\"meta\"><a href=\"index.html\">all scenarios</a></p><h1>{}</h1><p class=\"desc\">{}</p><p class=\"meta\">{seed_text} · horizon {} s · {} node(s), {} volume(s), {} job(s)</p>",
         esc(&scenario.name),
         esc(&scenario.description),
         scenario.horizon,
