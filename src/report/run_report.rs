@@ -1045,3 +1045,63 @@ pub fn index_page(pages: &[(String, String, Vec<Verdict>)]) -> String {
     );
     html
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_gives_each_tick_interval_the_same_width() {
+        let axis = Axis::new(Millis::from_secs(3600));
+        let secs = |s| axis.x(Millis::from_secs(s));
+        assert_eq!(axis.ticks.len(), 6, "0, 1s, 10s, 1m, 10m, 1h");
+        assert_eq!(secs(0), X0);
+        assert_eq!(secs(3600), X1);
+        let width = (X1 - X0) / 5.0;
+        assert!((secs(10) - secs(1) - width).abs() < 1e-9);
+        assert!((secs(600) - secs(60) - width).abs() < 1e-9);
+        // Linear within an interval, and monotonic across the run.
+        assert!((secs(35) - (secs(10) + width / 2.0)).abs() < 1e-9);
+        let xs: Vec<f64> = (0..=3600).step_by(7).map(secs).collect();
+        assert!(xs.windows(2).all(|w| w[0] < w[1]));
+        // A short run ends at its horizon; a time past it stays at the edge.
+        let short = Axis::new(Millis::from_secs(30));
+        assert_eq!(short.ticks.last(), Some(&Millis::from_secs(30)));
+        assert_eq!(short.x(Millis::from_secs(99)), X1);
+    }
+
+    #[test]
+    fn rows_never_overlap_and_count_what_does_not_fit() {
+        let s = Millis::from_secs;
+        let spans = [
+            (s(0), s(10)),
+            (s(5), s(15)),
+            (s(10), s(20)),
+            (s(6), s(7)),
+            (s(6), s(8)),
+        ];
+        let placed = rows(&spans);
+        assert_eq!(placed, vec![Some(0), Some(1), Some(0), Some(2), None]);
+        for (i, a) in spans.iter().enumerate() {
+            for (j, b) in spans.iter().enumerate().skip(i + 1) {
+                if placed[i].is_some() && placed[i] == placed[j] {
+                    assert!(a.1 <= b.0 || b.1 <= a.0, "{i} and {j} overlap");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn page_names_are_safe_and_distinct() {
+        let names = page_file_names(["a b", "a_b", "../x", "index"].into_iter());
+        assert_eq!(
+            names,
+            [
+                "scenario-a_b.html",
+                "scenario-a_b-2.html",
+                "scenario-.._x.html",
+                "scenario-index.html"
+            ]
+        );
+    }
+}
