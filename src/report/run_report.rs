@@ -36,7 +36,7 @@ const X0: f64 = 250.0;
 const X1: f64 = 985.0;
 const LANE: f64 = 14.0;
 const GAP: f64 = 4.0;
-const TOP: f64 = 46.0;
+const TOP: f64 = 62.0;
 /// Characters of a lane label that fit left of the plot.
 const LABEL_CHARS: usize = 40;
 
@@ -642,6 +642,25 @@ fn timeline_svg(
     let bottom = y;
 
     // Over every lane: violation windows, operator events, the divergence.
+    // Labels go in rows above the lanes (the divergence's on top, then two
+    // rows of operator events, then violations), each row filled left to
+    // right; a label that would run past the plot ends at its line instead.
+    let mut label_rows: [f64; 4] = [f64::NEG_INFINITY; 4];
+    let mut place =
+        |x: f64, text: &str, rows: std::ops::Range<usize>| -> (f64, f64, &'static str) {
+            let width = 6.2 * text.chars().count() as f64;
+            let (left, anchor, tx) = if x + 3.0 + width > WIDTH - 4.0 {
+                (x - 3.0 - width, "end", x - 3.0)
+            } else {
+                (x, "start", x + 3.0)
+            };
+            let row = rows
+                .clone()
+                .find(|&r| label_rows[r] < left)
+                .unwrap_or(rows.start);
+            label_rows[row] = left + width + 4.0;
+            (tx, 12.0 + 12.0 * row as f64, anchor)
+        };
     let mut over = String::new();
     for w in &t.windows {
         let (x1, x2) = (axis.x(w.from), axis.x(w.to));
@@ -656,35 +675,35 @@ fn timeline_svg(
             w.to_s,
             w.seconds
         );
+        let text = format!("violation: {}", w.volume);
+        let (tx, ty, anchor) = place(x1, &text, 3..4);
         let _ = write!(
             over,
-            "<text class=\"violation-label\" x=\"{:.1}\" y=\"{:.1}\">violation: {}</text>",
-            x1 + 3.0,
-            TOP - 6.0,
-            esc(&w.volume)
-        );
-    }
-    for (at, text) in &t.marks {
-        let x = axis.x(*at);
-        let _ = write!(
-            over,
-            "<g class=\"operator-event\"><line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{bottom:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text><title>{at} s: {}</title></g>",
-            TOP - 26.0,
-            x + 2.0,
-            TOP - 18.0,
-            esc(text),
-            esc(text)
+            "<text class=\"violation-label\" text-anchor=\"{anchor}\" x=\"{tx:.1}\" y=\"{ty:.1}\">{}</text>",
+            esc(&text)
         );
     }
     if let Some(at) = divergence {
         let x = axis.x(at);
+        let text = format!("first divergence ({at} s)");
+        let (tx, ty, anchor) = place(x, &text, 0..1);
         let _ = write!(
             over,
-            "<g class=\"divergence\"><line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\">first divergence ({at} s)</text></g>",
-            TOP - 40.0,
+            "<g class=\"divergence\"><line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/><text text-anchor=\"{anchor}\" x=\"{tx:.1}\" y=\"{ty:.1}\">{}</text></g>",
+            ty - 9.0,
             bottom + 2.0,
-            x + 3.0,
-            TOP - 32.0,
+            esc(&text)
+        );
+    }
+    for (at, text) in &t.marks {
+        let x = axis.x(*at);
+        let (tx, ty, anchor) = place(x, text, 1..3);
+        let _ = write!(
+            over,
+            "<g class=\"operator-event\"><line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{bottom:.1}\"/><text text-anchor=\"{anchor}\" x=\"{tx:.1}\" y=\"{ty:.1}\">{}</text><title>{at} s: {}</title></g>",
+            ty - 9.0,
+            esc(text),
+            esc(text)
         );
     }
     // The axis.
