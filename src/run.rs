@@ -44,6 +44,8 @@ pub struct RunResult {
     pub placement_failures: Vec<PlacementFailure>,
     /// Set when the run hit the event cap before its horizon.
     pub stopped_early: Option<String>,
+    /// Jobs refused at registration, with the registration error.
+    pub rejections: Vec<(crate::model::ids::JobId, String)>,
 }
 
 /// Every run of one scenario, sorted by policy then seed.
@@ -115,5 +117,6 @@ fn run_one_observed(
         outcomes,
         placement_failures: output.placement_failures,
         stopped_early: output.stopped_early,
+        rejections: output.rejections,
     }
 }

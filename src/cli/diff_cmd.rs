@@ -14,6 +14,7 @@ enum Format {
     #[default]
     Text,
     Markdown,
+    Json,
 }
 
 #[derive(Args, Debug)]
@@ -31,7 +32,7 @@ pub struct DiffArgs {
     /// Compare only these metrics (comma-separated).
     #[arg(long, value_name = "METRIC,...", value_delimiter = ',')]
     only: Vec<String>,
-    /// Output format: text, or markdown for a pull-request comment.
+    /// Output format: text, markdown for a pull-request comment, or json for tools.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -63,6 +64,7 @@ fn diff(args: &DiffArgs) -> Result<bool, String> {
     match args.format {
         Format::Text => super::out(&render_text(&diff)),
         Format::Markdown => super::out(&render_markdown(&diff)),
+        Format::Json => super::out(&crate::report::diff::render_json(&diff)),
     }
     Ok(diff.is_empty())
 }

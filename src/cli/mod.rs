@@ -2,6 +2,7 @@
 //! reads files, calls the pure core and writes results.
 
 mod diff_cmd;
+mod explain_cmd;
 mod import_cmd;
 mod inputs;
 mod run_cmd;
@@ -96,6 +97,12 @@ Example: plansim import nomad snapshot/ -o cluster.yaml
 
 Exit codes: 0 ok; 2 bad input (nothing is written).")]
     Import(import_cmd::ImportArgs),
+    /// Explain why two policies differ: the first decision where they diverge and what followed.
+    #[command(after_help = "\
+Example: plansim explain scenarios/csi-single-reader-count2.yaml --candidate validate
+
+Exit codes: 0 ok (whether or not the policies diverge); 2 bad input.")]
+    Explain(explain_cmd::ExplainArgs),
 }
 
 /// The shells `plansim completions` writes for.
@@ -127,6 +134,7 @@ pub fn main() -> ExitCode {
         Command::Completions { shell } => completions(shell),
         Command::Man => man_page(),
         Command::Import(args) => import_cmd::run(args),
+        Command::Explain(args) => explain_cmd::run(args),
     };
     ExitCode::from(code)
 }

@@ -10,7 +10,7 @@ use super::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, Seeds, parse_policy, pa
 use crate::model::policy::Policy;
 use crate::report::atomic::write_atomic;
 use crate::report::summary::{self, SummaryRow};
-use crate::report::{table, trace_csv};
+use crate::report::{run_report, table, trace_csv};
 use crate::run::{RunPlan, run_scenario_observed};
 
 #[derive(Args, Debug)]
@@ -40,6 +40,12 @@ pub struct RunArgs {
     /// placement and that plansim does not model).
     #[arg(long)]
     strict: bool,
+    /// Also write an HTML report: DIR/index.html and one page per scenario.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Output format of the comparison: text (tables and verdicts) or json.
+    #[arg(long, value_enum, default_value_t = super::explain_cmd::Format::Text)]
+    format: super::explain_cmd::Format,
 }
 
 pub fn run(args: RunArgs) -> u8 {
@@ -59,11 +65,11 @@ pub fn run(args: RunArgs) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
-    if let Some(out) = &args.out
-        && let Err(err) = std::fs::create_dir_all(out)
-    {
-        eprintln!("{}: cannot create output directory: {err}", out.display());
-        return EXIT_BAD_INPUT;
+    for dir in [&args.out, &args.report].into_iter().flatten() {
+        if let Err(err) = std::fs::create_dir_all(dir) {
+            eprintln!("{}: cannot create output directory: {err}", dir.display());
+            return EXIT_BAD_INPUT;
+        }
     }
     let plan = RunPlan {
         policies: (!args.schedulers.is_empty()).then(|| args.schedulers.clone()),
@@ -72,12 +78,18 @@ pub fn run(args: RunArgs) -> u8 {
             .clone()
             .map(|s| s.0)
             .or(args.seed.map(|seed| vec![seed])),
-        trace: args.trace,
+        // The report draws its timelines from the traces (kept in memory).
+        trace: args.trace || args.report.is_some(),
     };
+    let json = args.format == super::explain_cmd::Format::Json;
 
     let mut rows: Vec<SummaryRow> = Vec::new();
     let mut tables = String::new();
     let mut failed = 0usize;
+    let mut verdicts: Vec<Vec<table::Verdict>> = Vec::new();
+    let mut json_scenarios: Vec<serde_json::Value> = Vec::new();
+    let mut report_pages: Vec<(String, String, Vec<table::Verdict>)> = Vec::new();
+    let page_files = run_report::page_file_names(scenarios.iter().map(|s| s.name.as_str()));
     // Every run first: a run that hit the event cap is bad input, and bad
     // input writes nothing.
     let all: Vec<_> = scenarios
@@ -125,12 +137,28 @@ pub fn run(args: RunArgs) -> u8 {
                 }
             }
         }
-        if !args.quiet {
+        if !args.quiet && !json {
             super::out(&format!("{table}\n"));
         }
+        let scenario_verdicts = table::verdicts(&results);
+        if json {
+            json_scenarios.push(table::scenario_json(scenario, &results, &scenario_verdicts));
+        }
+        if let Some(dir) = &args.report {
+            let file = page_files[report_pages.len()].clone();
+            if let Err(message) = write(
+                &dir.join(&file),
+                run_report::scenario_page(scenario, &results).as_bytes(),
+            ) {
+                eprintln!("{message}");
+                return EXIT_BAD_INPUT;
+            }
+            report_pages.push((scenario.name.clone(), file, scenario_verdicts.clone()));
+        }
+        verdicts.push(scenario_verdicts);
         tables.push_str(&table);
         tables.push('\n');
-        if let Some(out) = &args.out {
+        if let Some(out) = args.out.as_ref().filter(|_| args.trace) {
             for result in &results {
                 if let Some(trace) = &result.trace {
                     let name = trace_csv::file_name(
@@ -180,6 +208,27 @@ pub fn run(args: RunArgs) -> u8 {
                 return EXIT_BAD_INPUT;
             }
         }
+    }
+    if let Some(dir) = &args.report
+        && let Err(message) = write(
+            &dir.join("index.html"),
+            run_report::index_page(&report_pages).as_bytes(),
+        )
+    {
+        eprintln!("{message}");
+        return EXIT_BAD_INPUT;
+    }
+    if json {
+        super::out(&table::json_document(json_scenarios, &verdicts));
+    } else if !args.quiet {
+        let mut lines = String::new();
+        for (scenario, scenario_verdicts) in scenarios.iter().zip(&verdicts) {
+            lines.push_str(&table::verdict_line(scenario, scenario_verdicts));
+            lines.push('\n');
+        }
+        lines.push_str(&table::total_line(&verdicts));
+        lines.push('\n');
+        super::out(&lines);
     }
     if failed > 0 {
         eprintln!("{failed} expectation(s) failed");

@@ -276,6 +276,34 @@ pub fn render_markdown(diff: &Diff) -> String {
     out.trim_end().to_string() + "\n"
 }
 
+/// The diff as JSON (`plansim diff --format json`): the same content as the
+/// text, for tools. Values are the summary.csv texts ("" for never).
+pub fn render_json(diff: &Diff) -> String {
+    use serde_json::json;
+    let row = |key: &RowKey| json!({"scenario": key.scenario, "scheduler": key.policy.name(), "seed": key.seed});
+    let document = json!({
+        "same": diff.is_empty(),
+        "rows_compared": diff.rows_compared,
+        "changes": diff.changes.iter().map(|c| json!({
+            "row": row(&c.row),
+            "metric": c.column,
+            "old": c.old,
+            "new": c.new,
+            "relative": c.relative(),
+        })).collect::<Vec<_>>(),
+        "rows_added": diff.added.iter().map(row).collect::<Vec<_>>(),
+        "rows_removed": diff.removed.iter().map(row).collect::<Vec<_>>(),
+        "columns_added": diff.columns_added,
+        "columns_removed": diff.columns_removed,
+        "notes": diff.notes,
+        "verdict": diff.verdict(),
+    });
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&document).expect("JSON values serialise")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@ pub mod atomic;
 pub mod diff;
 pub mod journal;
 pub mod results;
+pub mod run_report;
 pub mod summary;
 pub mod sweep;
 pub mod table;

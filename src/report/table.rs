@@ -90,6 +90,18 @@ pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
             outcome.expectation
         );
     }
+    // Registration errors, once per policy and job (the same on every seed).
+    let mut rejected: Vec<(Policy, &str)> = Vec::new();
+    for result in results {
+        for (_, problem) in &result.rejections {
+            if !rejected.contains(&(result.row.policy, problem.as_str())) {
+                rejected.push((result.row.policy, problem.as_str()));
+            }
+        }
+    }
+    for (policy, problem) in rejected {
+        let _ = writeln!(out, "   {policy}: registration rejected: {problem}");
+    }
     // The same failure on several seeds is shown once, with its seeds.
     let mut blocks: Vec<(Policy, String, Vec<u64>)> = Vec::new();
     for result in results {
@@ -130,7 +142,7 @@ pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
 
 /// One cell: the value, or `lo..hi` over seeds; `-` for never, and a `?`
 /// after a range when some seeds never reached the metric.
-fn cell(values: impl Iterator<Item = MetricValue>) -> String {
+pub fn cell(values: impl Iterator<Item = MetricValue>) -> String {
     let values: Vec<MetricValue> = values.collect();
     let reached: Vec<(f64, String)> = values
         .iter()
@@ -158,24 +170,192 @@ fn cell(values: impl Iterator<Item = MetricValue>) -> String {
 }
 
 fn render_failure(out: &mut String, scenario: &Scenario, failure: &PlacementFailure) {
+    for (depth, line) in failure_lines(scenario, failure) {
+        let _ = writeln!(out, "{:indent$}{line}", "", indent = 7 + 2 * depth);
+    }
+}
+
+/// A placement failure as `nomad job status` words it: the group's line
+/// (depth 0), then one line per reason (depth 1).
+pub fn failure_lines(scenario: &Scenario, failure: &PlacementFailure) -> Vec<(usize, String)> {
     let job = &scenario.jobs[failure.group.job.index()];
     let group = &job.groups[failure.group.group_index()];
     let plural = if failure.unplaced == 1 { "" } else { "s" };
-    let _ = writeln!(
-        out,
-        "       {}: Task Group \"{}\" (failed to place {} allocation{plural}):",
-        job.name, group.name, failure.unplaced
-    );
+    let mut lines = vec![(
+        0,
+        format!(
+            "{}: Task Group \"{}\" (failed to place {} allocation{plural}):",
+            job.name, group.name, failure.unplaced
+        ),
+    )];
     for (reason, kind, nodes) in &failure.reasons {
-        let _ = match kind {
-            ReasonKind::Filter => writeln!(
-                out,
-                "         * Constraint \"{reason}\": {nodes} nodes excluded by filter"
-            ),
-            ReasonKind::Exhausted => writeln!(out, "         * {reason} on {nodes} nodes"),
-            ReasonKind::NoNodes => writeln!(out, "         * {reason}"),
-        };
+        lines.push((
+            1,
+            match kind {
+                ReasonKind::Filter => {
+                    format!("* Constraint \"{reason}\": {nodes} nodes excluded by filter")
+                }
+                ReasonKind::Exhausted => format!("* {reason} on {nodes} nodes"),
+                ReasonKind::NoNodes => format!("* {reason}"),
+            },
+        ));
     }
+    lines
+}
+
+/// What one policy did wrong in a scenario, summed over its seeds: the
+/// problems a verdict names.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Verdict {
+    pub policy: String,
+    pub seeds: usize,
+    pub violations: u64,
+    pub violation_seconds: String,
+    pub claim_failures: u64,
+    /// Allocations the latest evaluation of each group could not place.
+    pub unplaced: u64,
+    pub rejected_jobs: u64,
+}
+
+impl Verdict {
+    pub fn of(policy: Policy, results: &[RunResult]) -> Verdict {
+        let runs: Vec<&RunResult> = results.iter().filter(|r| r.row.policy == policy).collect();
+        let sum = |f: &dyn Fn(&RunResult) -> u64| runs.iter().map(|r| f(r)).sum::<u64>();
+        let seconds = runs
+            .iter()
+            .fold(crate::model::time::Millis::ZERO, |total, r| {
+                total + r.row.metrics.violation_time
+            });
+        Verdict {
+            policy: policy.to_string(),
+            seeds: runs.len(),
+            violations: sum(&|r| r.row.metrics.violations),
+            violation_seconds: seconds.to_string(),
+            claim_failures: sum(&|r| r.row.metrics.claim_failures),
+            unplaced: sum(&|r| {
+                r.placement_failures
+                    .iter()
+                    .map(|f| u64::from(f.unplaced))
+                    .sum()
+            }),
+            rejected_jobs: sum(&|r| r.row.metrics.rejected_jobs),
+        }
+    }
+
+    pub fn violates(&self) -> bool {
+        self.violations > 0
+    }
+
+    /// "violates (1 violation, 3597.490 s)", "7 claim failures", ..., or "ok".
+    pub fn text(&self) -> String {
+        let plural =
+            |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut parts = Vec::new();
+        if self.violations > 0 {
+            parts.push(format!(
+                "violates ({}, {} s)",
+                plural(self.violations, "violation", "violations"),
+                self.violation_seconds
+            ));
+        }
+        if self.claim_failures > 0 {
+            parts.push(format!(
+                "fails claims ({})",
+                plural(self.claim_failures, "claim failure", "claim failures")
+            ));
+        }
+        if self.rejected_jobs > 0 {
+            parts.push(format!(
+                "rejects {} at registration",
+                plural(self.rejected_jobs, "job", "jobs")
+            ));
+        }
+        if self.unplaced > 0 {
+            parts.push(format!(
+                "leaves {} unplaced",
+                plural(self.unplaced, "allocation", "allocations")
+            ));
+        }
+        if parts.is_empty() {
+            "ok".to_string()
+        } else {
+            parts.join(", ")
+        }
+    }
+}
+
+/// Every policy's verdict on one scenario's runs, in policy order.
+pub fn verdicts(results: &[RunResult]) -> Vec<Verdict> {
+    let mut policies: Vec<Policy> = results.iter().map(|r| r.row.policy).collect();
+    policies.dedup();
+    policies
+        .into_iter()
+        .map(|p| Verdict::of(p, results))
+        .collect()
+}
+
+/// One line per scenario: `verdict NAME: naive violates (...); validate ok; ...`.
+pub fn verdict_line(scenario: &Scenario, verdicts: &[Verdict]) -> String {
+    let parts: Vec<String> = verdicts
+        .iter()
+        .map(|v| format!("{} {}", v.policy, v.text()))
+        .collect();
+    let seeds = verdicts.first().map_or(1, |v| v.seeds);
+    let over = if seeds > 1 {
+        format!(" (summed over {seeds} seeds)")
+    } else {
+        String::new()
+    };
+    format!("verdict {}{over}: {}", scenario.name, parts.join("; "))
+}
+
+/// The closing line: per policy, in how many scenarios it violates, fails
+/// claims, rejects jobs or leaves work unplaced.
+pub fn total_line(all: &[Vec<Verdict>]) -> String {
+    let mut per_policy: Vec<(String, [usize; 4])> = Vec::new();
+    for verdict in all.iter().flatten() {
+        let index = match per_policy.iter().position(|(p, _)| *p == verdict.policy) {
+            Some(i) => i,
+            None => {
+                per_policy.push((verdict.policy.clone(), [0; 4]));
+                per_policy.len() - 1
+            }
+        };
+        let counts = &mut per_policy[index].1;
+        for (slot, bad) in [
+            verdict.violates(),
+            verdict.claim_failures > 0,
+            verdict.rejected_jobs > 0,
+            verdict.unplaced > 0,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            counts[slot] += usize::from(bad);
+        }
+    }
+    let parts: Vec<String> = per_policy
+        .iter()
+        .map(|(policy, counts)| {
+            let named: Vec<String> = [
+                "violates",
+                "fails claims",
+                "rejects jobs",
+                "leaves work unplaced",
+            ]
+            .iter()
+            .zip(counts)
+            .filter(|(_, n)| **n > 0)
+            .map(|(what, n)| format!("{what} in {n}"))
+            .collect();
+            if named.is_empty() {
+                format!("{policy} ok in all")
+            } else {
+                format!("{policy} {}", named.join(", "))
+            }
+        })
+        .collect();
+    format!("total: {} scenario(s); {}", all.len(), parts.join("; "))
 }
 
 fn wrap(text: &str, width: usize) -> Vec<String> {
@@ -194,4 +374,78 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
         lines.push(line);
     }
     lines
+}
+
+/// One scenario's comparison as JSON (`plansim run --format json`): every
+/// run's metrics (seconds as numbers, `null` for never), expectations,
+/// registration errors and placement failures, and the verdicts.
+pub fn scenario_json(
+    scenario: &Scenario,
+    results: &[RunResult],
+    verdicts: &[Verdict],
+) -> serde_json::Value {
+    use serde_json::{Value, json};
+    let runs: Vec<Value> = results
+        .iter()
+        .map(|r| {
+            let metrics: serde_json::Map<String, Value> = Metric::ALL
+                .iter()
+                .map(|&m| {
+                    let value = match r.row.metrics.get(m) {
+                        MetricValue::Count(n) => json!(n),
+                        MetricValue::Seconds(t) => json!(t.as_secs_f64()),
+                        MetricValue::Never => Value::Null,
+                    };
+                    (m.name().to_string(), value)
+                })
+                .collect();
+            let failures: Vec<Value> = r
+                .placement_failures
+                .iter()
+                .map(|f| {
+                    let lines: Vec<String> =
+                        failure_lines(scenario, f).into_iter().map(|(_, l)| l).collect();
+                    json!({
+                        "job": scenario.jobs[f.group.job.index()].name,
+                        "group": scenario.jobs[f.group.job.index()].groups[f.group.group_index()].name,
+                        "unplaced": f.unplaced,
+                        "nomad_status": lines,
+                    })
+                })
+                .collect();
+            json!({
+                "policy": r.row.policy.name(),
+                "seed": r.row.seed,
+                "metrics": metrics,
+                "expectations": r.outcomes.iter().map(|o| json!({
+                    "expectation": o.expectation.to_string(),
+                    "actual": o.actual.render(),
+                    "held": o.held,
+                })).collect::<Vec<_>>(),
+                "registration_errors": r.rejections.iter().map(|(job, problem)| json!({
+                    "job": scenario.jobs[job.index()].name,
+                    "error": problem,
+                })).collect::<Vec<_>>(),
+                "placement_failures": failures,
+            })
+        })
+        .collect();
+    json!({
+        "scenario": scenario.name,
+        "runs": runs,
+        "verdicts": verdicts,
+        "verdict": verdict_line(scenario, verdicts),
+    })
+}
+
+/// The whole `plansim run --format json` document.
+pub fn json_document(scenarios: Vec<serde_json::Value>, verdicts: &[Vec<Verdict>]) -> String {
+    let document = serde_json::json!({
+        "scenarios": scenarios,
+        "total": total_line(verdicts),
+    });
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&document).expect("JSON values serialise")
+    )
 }

@@ -41,11 +41,16 @@ impl Simulation<'_> {
             if let Err(reason) = self.node_plan_fits(node, &placements, &accepted_claims) {
                 fully_applied = false;
                 self.metrics.plan_rejections += 1;
+                let seen = placements
+                    .iter()
+                    .filter_map(|p| p.seen.as_deref().cloned())
+                    .collect();
                 self.record(|t| {
                     TraceRecord::new(t, TraceKind::PlanRejected)
                         .job(plan.job)
                         .node(node)
                         .detail(reason)
+                        .seen(seen)
                 });
                 continue;
             }
@@ -123,8 +128,9 @@ impl Simulation<'_> {
         Ok(())
     }
 
-    fn commit_placement(&mut self, placement: Placement) {
+    fn commit_placement(&mut self, mut placement: Placement) {
         let now = self.now();
+        let seen = placement.seen.take().map(|s| vec![*s]).unwrap_or_default();
         let id = AllocId::from_index(self.allocs.len());
         let group_spec =
             &self.scenario.jobs[placement.group.job.index()].groups[placement.group.group_index()];
@@ -175,6 +181,7 @@ impl Simulation<'_> {
                 .alloc(group, index)
                 .node(node_id)
                 .detail(detail)
+                .seen(seen)
         });
         self.allocs.push(Alloc {
             group: placement.group,

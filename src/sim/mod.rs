@@ -12,6 +12,7 @@ mod invariants;
 pub mod rank;
 pub mod reschedule;
 mod scheduler;
+mod seen;
 pub mod state;
 mod timeline;
 pub mod trace;
@@ -41,6 +42,8 @@ pub struct RunOutput {
     pub placement_failures: Vec<feasibility::PlacementFailure>,
     /// Why the run stopped before its horizon, if it did (the event cap).
     pub stopped_early: Option<String>,
+    /// Jobs refused at registration, with the registration error.
+    pub rejections: Vec<(JobId, String)>,
 }
 
 /// Options of one run.
@@ -141,6 +144,8 @@ struct Simulation<'s> {
     stopped_early: Option<String>,
     /// Queue entries handled, for the MAX_RUN_EVENTS cap.
     steps: u64,
+    /// Jobs refused at registration, with the registration error.
+    rejections: Vec<(JobId, String)>,
 }
 
 impl<'s> Simulation<'s> {
@@ -209,6 +214,7 @@ impl<'s> Simulation<'s> {
             placement_failures: Default::default(),
             stopped_early: None,
             steps: 0,
+            rejections: Vec::new(),
         }
     }
 
@@ -305,6 +311,7 @@ impl<'s> Simulation<'s> {
             trace: self.trace,
             placement_failures: self.placement_failures.into_values().collect(),
             stopped_early: self.stopped_early,
+            rejections: self.rejections,
         }
     }
 

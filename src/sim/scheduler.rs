@@ -44,6 +44,8 @@ pub struct Placement {
     pub previous: Option<AllocId>,
     /// It replaces a failed allocation under the reschedule policy.
     pub reschedule: bool,
+    /// What the scheduler saw when it chose the node (only when tracing).
+    pub seen: Option<Box<super::trace::PlacementSeen>>,
 }
 
 /// A slot the reconciler wants filled.
@@ -120,6 +122,13 @@ impl Simulation<'_> {
                             }
                         })
                         .collect();
+                    let seen = self.placement_seen(
+                        &ctx.claims,
+                        &plan.placements,
+                        (want.group, want.index),
+                        Some(node),
+                        volumes.iter().copied(),
+                    );
                     self.propose(&mut ctx, node, want.group, &volumes);
                     plan.placements.push(Placement {
                         group: want.group,
@@ -128,6 +137,7 @@ impl Simulation<'_> {
                         volumes,
                         previous: want.previous,
                         reschedule: want.reschedule,
+                        seen,
                     });
                 }
                 Err(filtered) => {
@@ -143,10 +153,21 @@ impl Simulation<'_> {
                         })
                         .unplaced += 1;
                     let (group, index) = (want.group, want.index);
+                    let seen = self.placement_seen(
+                        &ctx.claims,
+                        &plan.placements,
+                        (group, index),
+                        None,
+                        volumes.iter().filter_map(|v| match v {
+                            ResolvedVolume::Found(id, mode) => Some((*id, *mode)),
+                            ResolvedVolume::Missing(_) => None,
+                        }),
+                    );
                     self.record(|t| {
                         TraceRecord::new(t, TraceKind::Infeasible)
                             .alloc(group, index)
                             .detail(detail)
+                            .seen(seen.map(|s| vec![*s]).unwrap_or_default())
                     });
                 }
             }

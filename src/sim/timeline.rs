@@ -17,6 +17,7 @@ impl Simulation<'_> {
         {
             self.jobs[job.index()].status = JobStatus::Rejected;
             self.metrics.rejected_jobs += 1;
+            self.rejections.push((job, problem.clone()));
             self.record(|t| {
                 TraceRecord::new(t, TraceKind::JobRejected)
                     .job(job)

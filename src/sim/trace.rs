@@ -1,6 +1,7 @@
 //! The event log of a run (`--trace`): what happened, when, to what. Records
 //! hold ids; the report layer turns them into names.
 
+use crate::model::access::{ClaimCounts, ClaimMode};
 use crate::model::ids::{GroupRef, JobId, NodeId, VolumeId};
 use crate::model::time::Millis;
 
@@ -73,6 +74,11 @@ pub struct TraceRecord {
     pub node: Option<NodeId>,
     pub volume: Option<VolumeId>,
     pub detail: String,
+    /// What the scheduler saw when it decided a placement: one entry on a
+    /// `placed` or `infeasible` row, one per refused placement on a
+    /// `plan_rejected` row; empty elsewhere. Filled only when tracing, for
+    /// `plansim explain`; it is not part of the trace CSV.
+    pub seen: Vec<PlacementSeen>,
 }
 
 impl TraceRecord {
@@ -86,6 +92,7 @@ impl TraceRecord {
             node: None,
             volume: None,
             detail: String::new(),
+            seen: Vec::new(),
         }
     }
 
@@ -122,3 +129,52 @@ impl TraceRecord {
         self
     }
 }
+
+impl TraceRecord {
+    pub fn seen(mut self, seen: Vec<PlacementSeen>) -> Self {
+        self.seen = seen;
+        self
+    }
+}
+
+/// One placement decision as the scheduler made it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacementSeen {
+    pub group: GroupRef,
+    pub index: u32,
+    /// The evaluation that planned it: the n-th `eval` row of the run, from 1.
+    pub eval: u64,
+    /// The node the scheduler picked; `None` when no node was feasible.
+    pub node: Option<NodeId>,
+    /// Each volume the allocation mounts, as the claim check saw it.
+    pub volumes: Vec<VolumeSeen>,
+}
+
+/// A volume as one scheduler's claim check saw it for one placement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VolumeSeen {
+    pub volume: VolumeId,
+    /// The claim the allocation asks for.
+    pub request: ClaimMode,
+    /// Claims the server holds and has not freed (granted, or being released).
+    pub claimed: SeenClaims,
+    /// Live allocations already placed that have not claimed it yet.
+    pub unclaimed: SeenClaims,
+    /// Placements earlier in the plan being built.
+    pub in_plan: SeenClaims,
+    /// What the policy's check counted against the access mode; the rest of
+    /// the above it ignored.
+    pub counted: ClaimCounts,
+}
+
+/// Claims of one kind: how many, and the first few holders.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SeenClaims {
+    pub counts: ClaimCounts,
+    /// At most [`SEEN_HOLDERS`] holders, oldest first: (group, index, mode).
+    pub holders: Vec<(GroupRef, u32, ClaimMode)>,
+}
+
+/// Holders listed per kind of claim: a volume shared by thousands of
+/// allocations must not make every trace row carry thousands of names.
+pub const SEEN_HOLDERS: usize = 8;
