@@ -6,6 +6,7 @@ pub mod limits;
 pub mod load;
 pub mod raw;
 pub mod template;
+pub mod write;
 
 pub use error::LoadError;
 pub use load::{load_file, load_str};
