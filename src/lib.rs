@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod engine;
 pub mod experiment;
+pub mod hunt;
 pub mod model;
 pub mod report;
 pub mod run;

@@ -2,6 +2,7 @@
 //! reads files, calls the pure core and writes results.
 
 mod diff_cmd;
+mod hunt_cmd;
 mod inputs;
 mod run_cmd;
 mod sweep_cmd;
@@ -41,6 +42,8 @@ enum Command {
     Sweep(sweep_cmd::SweepArgs),
     /// Combine the directories of a sharded sweep into the output of one sweep.
     Merge(sweep_cmd::MergeArgs),
+    /// Search generated (or mutated) scenarios for one where a policy misbehaves, and shrink it.
+    Hunt(hunt_cmd::HuntArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -61,6 +64,7 @@ pub fn main() -> ExitCode {
         Command::Diff(args) => diff_cmd::run(args),
         Command::Sweep(args) => sweep_cmd::run(args),
         Command::Merge(args) => sweep_cmd::merge(args),
+        Command::Hunt(args) => hunt_cmd::run(args),
     };
     ExitCode::from(code)
 }

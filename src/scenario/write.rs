@@ -282,9 +282,7 @@ fn constraint(c: &Constraint) -> String {
     } else {
         Some(c.text.as_str())
     };
-    let (attribute, operator) = head
-        .and_then(|h| h.rsplit_once(' '))
-        .unwrap_or(("", "="));
+    let (attribute, operator) = head.and_then(|h| h.rsplit_once(' ')).unwrap_or(("", "="));
     let mut line = format!(
         "{{attribute: {}, operator: {}",
         text(attribute),
@@ -533,7 +531,8 @@ expect:
 "#;
         let scenario = load_str(source, "odd.yaml", "odd").unwrap();
         let yaml = to_yaml(&scenario, "");
-        let back = load_str(&yaml, "written.yaml", "unused").unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+        let back =
+            load_str(&yaml, "written.yaml", "unused").unwrap_or_else(|e| panic!("{e}\n{yaml}"));
         assert_eq!(format!("{back:?}"), format!("{scenario:?}"), "{yaml}");
     }
 

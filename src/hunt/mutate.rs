@@ -1,0 +1,170 @@
+//! `--from SCENARIO`: mutants of a given scenario. A mutant is the scenario
+//! with a short list of changes an operator would expect its conclusions to
+//! survive: another seed, one node more or less, a group count or scale
+//! nudged, an event or submission moved, a timing or the worker count
+//! changed. For the `expect` property the list itself is what shrinks
+//! (the smallest set of changes that breaks the scenario's own `expect`).
+
+use std::fmt;
+
+use super::rng::{HuntRng, Purpose};
+use crate::model::scenario::*;
+use crate::model::time::Millis;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mutation {
+    Seed(u64),
+    /// A copy of node `n` joins the cluster.
+    CopyNode(usize),
+    RemoveNode(usize),
+    GroupCount {
+        job: usize,
+        group: usize,
+        count: u32,
+    },
+    EventAt {
+        event: usize,
+        at: Millis,
+    },
+    SubmitAt {
+        job: usize,
+        at: Millis,
+    },
+    /// One of the cluster timings (`shrink`'s order: scheduler latency,
+    /// pull delay, node detach, controller detach, claim free).
+    Timing {
+        which: usize,
+        value: Millis,
+    },
+    Workers(u32),
+}
+
+const TIMINGS: [&str; 5] = [
+    "scheduler_latency",
+    "pull_delay",
+    "node_detach_latency",
+    "controller_detach_latency",
+    "claim_free_latency",
+];
+
+impl fmt::Display for Mutation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mutation::Seed(seed) => write!(f, "seed {seed}"),
+            Mutation::CopyNode(n) => write!(f, "a copy of node #{n}"),
+            Mutation::RemoveNode(n) => write!(f, "without node #{n}"),
+            Mutation::GroupCount { job, group, count } => {
+                write!(f, "job #{job} group #{group} count {count}")
+            }
+            Mutation::EventAt { event, at } => write!(f, "events[{event}] at {at}s"),
+            Mutation::SubmitAt { job, at } => write!(f, "job #{job} submitted at {at}s"),
+            Mutation::Timing { which, value } => {
+                write!(f, "cluster.{} {value}s", TIMINGS[*which])
+            }
+            Mutation::Workers(n) => write!(f, "{n} scheduler worker(s)"),
+        }
+    }
+}
+
+/// The mutations of mutant `index` of `base` under hunt seed `seed`: one to
+/// three, drawn from what the scenario has.
+pub fn mutations(base: &Scenario, seed: u64, index: u64) -> Vec<Mutation> {
+    let mut rng = HuntRng::new(seed, index, Purpose::Mutate);
+    let count = rng.range(1, 3);
+    (0..count).filter_map(|_| one(&mut rng, base)).collect()
+}
+
+fn one(rng: &mut HuntRng, s: &Scenario) -> Option<Mutation> {
+    let secs = |rng: &mut HuntRng, max: Millis| Millis::from_secs(rng.below(max.0 / 1000 + 1));
+    Some(match rng.below(8) {
+        0 => Mutation::Seed(rng.below(1_000_000)),
+        1 if !s.nodes.is_empty() => Mutation::CopyNode(rng.index(s.nodes.len())),
+        2 if s.nodes.len() > 1 => Mutation::RemoveNode(rng.index(s.nodes.len())),
+        3 if !s.jobs.is_empty() => {
+            let job = rng.index(s.jobs.len());
+            let group = rng.index(s.jobs[job].groups.len());
+            let now = s.jobs[job].groups[group].count;
+            let count = (now + 2).saturating_sub(rng.range(0, 3) as u32);
+            Mutation::GroupCount { job, group, count }
+        }
+        4 if !s.events.is_empty() => Mutation::EventAt {
+            event: rng.index(s.events.len()),
+            at: secs(rng, s.horizon),
+        },
+        5 if !s.jobs.is_empty() => Mutation::SubmitAt {
+            job: rng.index(s.jobs.len()),
+            at: secs(rng, s.horizon.min(Millis::from_secs(600))),
+        },
+        6 => Mutation::Timing {
+            which: rng.index(TIMINGS.len()),
+            value: Millis(rng.range(0, 50) * 100),
+        },
+        7 => Mutation::Workers(rng.range(1, 2) as u32),
+        _ => return None,
+    })
+}
+
+/// `base` with `mutations` applied in order; a mutation whose target a
+/// previous one removed is skipped.
+pub fn apply(base: &Scenario, mutations: &[Mutation]) -> Scenario {
+    let mut s = base.clone();
+    for mutation in mutations {
+        match *mutation {
+            Mutation::Seed(seed) => s.seed = seed,
+            Mutation::CopyNode(n) if n < s.nodes.len() => {
+                let mut copy = s.nodes[n].clone();
+                let mut k = 1;
+                while s
+                    .nodes
+                    .iter()
+                    .any(|node| node.name == format!("{}-copy{k}", copy.name))
+                {
+                    k += 1;
+                }
+                copy.name = format!("{}-copy{k}", copy.name);
+                s.nodes.push(copy);
+            }
+            Mutation::RemoveNode(n) if n < s.nodes.len() && s.nodes.len() > 1 => {
+                super::shrink::remove_node(&mut s, n);
+            }
+            Mutation::GroupCount { job, group, count } => {
+                if let Some(g) = s.jobs.get_mut(job).and_then(|j| j.groups.get_mut(group)) {
+                    g.count = count;
+                }
+            }
+            Mutation::EventAt { event, at } if event < s.events.len() && at <= s.horizon => {
+                s.events[event].at = at;
+            }
+            Mutation::SubmitAt { job, at } if job < s.jobs.len() && at <= s.horizon => {
+                s.jobs[job].submit_at = at;
+            }
+            Mutation::Timing { which, value } => {
+                *super::shrink::latency(&mut s.cluster, which) = value;
+            }
+            Mutation::Workers(n) => s.cluster.scheduler_workers = n.max(1),
+            _ => {}
+        }
+    }
+    s
+}
+
+/// Drops mutations one at a time while `fails` holds, to a fixpoint: the
+/// smallest list (in this greedy sense) that still breaks the property.
+pub fn shrink_list(
+    mut list: Vec<Mutation>,
+    mut fails: impl FnMut(&[Mutation]) -> bool,
+) -> (Vec<Mutation>, u32) {
+    let mut checks = 0;
+    let mut i = 0;
+    while i < list.len() {
+        let mut without = list.clone();
+        without.remove(i);
+        checks += 1;
+        if fails(&without) {
+            list = without;
+        } else {
+            i += 1;
+        }
+    }
+    (list, checks)
+}
