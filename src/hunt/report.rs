@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::property::{Property, Runs, check, release_slack};
+use super::property::{Property, Runs, check, not_slower_deadline};
 use super::{Finding, Hunt, Source};
 use crate::model::expect::{Comparison, Expectation};
 use crate::model::metrics::{Metric, Metrics};
@@ -38,7 +38,6 @@ fn property_expectations(property: Property, finding: &Finding) -> Vec<Expectati
         comparison,
         value,
     };
-    let naive = &finding.metrics[0].1;
     match property {
         Property::PlanAwareNeverViolates => vec![e(
             Policy::PlanAware,
@@ -53,9 +52,8 @@ fn property_expectations(property: Property, finding: &Finding) -> Vec<Expectati
             0.0,
         )],
         Property::PlanAwareNotSlower => {
-            let allowed = naive.first_full.map_or(0.0, |t| {
-                (t + release_slack(&finding.scenario)).as_secs_f64()
-            });
+            let allowed = not_slower_deadline(&mut Runs::new(&finding.scenario))
+                .map_or(0.0, |d| d.deadline.as_secs_f64());
             vec![
                 e(Policy::Naive, Metric::Violations, Comparison::Eq, 0.0),
                 e(
@@ -139,8 +137,8 @@ pub fn render(hunt: &Hunt, finding: &Finding, from: Option<&str>) -> String {
             ", stopped by MAX_SHRINK_CHECKS before the fixpoint"
         }
     );
-    if !finding.mutations.is_empty() || matches!(hunt.source, Source::From(_)) {
-        let list: Vec<String> = finding.mutations.iter().map(|m| m.to_string()).collect();
+    if let Source::From(base) = hunt.source {
+        let list: Vec<String> = finding.mutations.iter().map(|m| m.describe(base)).collect();
         let _ = writeln!(
             header,
             "Mutations of the --from scenario: {}",
