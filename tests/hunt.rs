@@ -29,9 +29,12 @@ fn generated(properties: &[Property]) -> Hunt<'static> {
 fn validate_catches_finds_the_scale_bypass_and_shrinks_it() {
     let hunt = generated(&[Property::ValidateCatches]);
     let search = hunt.search(1024, |_| true);
-    let (_, count, first) = &search.results[0];
-    assert!(*count >= 1, "one batch of the default generator finds it");
-    let (index, failure) = first.clone().unwrap();
+    let result = &search.results[0];
+    assert!(
+        result.failing >= 1,
+        "one batch of the default generator finds it"
+    );
+    let (index, failure) = result.first.clone().unwrap();
     let finding = hunt.shrink(Property::ValidateCatches, index, failure);
     assert!(finding.fixpoint);
     let s = &finding.scenario;
@@ -56,7 +59,7 @@ fn validate_catches_finds_the_scale_bypass_and_shrinks_it() {
     let yaml = render(&hunt, &finding, None);
     assert!(yaml.contains("# Property: whenever naive lets two allocations"));
     assert!(yaml.contains("# Metrics at seed"));
-    assert_eq!(reproduces(&yaml, &finding).unwrap(), true, "{yaml}");
+    assert!(reproduces(&yaml, &finding).unwrap(), "{yaml}");
     let back = load_str(&yaml, "found.yaml", "found").unwrap();
     let failed: Vec<_> = back
         .expectations
@@ -173,7 +176,7 @@ fn expect_over_mutations_shrinks_to_the_changes_that_matter() {
     );
     let search = hunt.search(64, |_| true);
     let (index, failure) = search.results[0]
-        .2
+        .first
         .clone()
         .expect("a mutant breaks the race");
     let finding = hunt.shrink(Property::Expect, index, failure);

@@ -220,8 +220,9 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             None => String::new(),
         }
     );
-    for (property, count, first) in &search.results {
-        match first {
+    for result in &search.results {
+        let (property, count) = (&result.property, result.failing);
+        match &result.first {
             None => report.push_str(&format!("  {:<27} held\n", property.name())),
             Some((index, failure)) => {
                 report.push_str(&format!(

@@ -64,9 +64,18 @@ pub struct Progress {
 pub struct Search {
     pub tried: u64,
     pub failing: u64,
-    /// Per property (in `properties` order): scenarios that broke it, and the
-    /// index and failure of the first.
-    pub results: Vec<(Property, u64, Option<(u64, Failure)>)>,
+    /// Per property, in `properties` order.
+    pub results: Vec<PropertyResult>,
+}
+
+/// How one property fared in a search.
+#[derive(Clone, Debug)]
+pub struct PropertyResult {
+    pub property: Property,
+    /// Scenarios that broke it.
+    pub failing: u64,
+    /// The index and failure of the first.
+    pub first: Option<(u64, Failure)>,
 }
 
 /// A failure shrunk to a minimal scenario.
@@ -118,8 +127,15 @@ impl Hunt<'_> {
     /// checked, every property has a failure, or `keep_going` (asked after
     /// each batch) says stop. Batches run on the current rayon pool.
     pub fn search(&self, budget: u64, mut keep_going: impl FnMut(Progress) -> bool) -> Search {
-        let mut results: Vec<(Property, u64, Option<(u64, Failure)>)> =
-            self.properties.iter().map(|&p| (p, 0, None)).collect();
+        let mut results: Vec<PropertyResult> = self
+            .properties
+            .iter()
+            .map(|&property| PropertyResult {
+                property,
+                failing: 0,
+                first: None,
+            })
+            .collect();
         let mut progress = Progress {
             tried: 0,
             failing: 0,
@@ -137,14 +153,14 @@ impl Hunt<'_> {
                 for failure in found {
                     let slot = results
                         .iter_mut()
-                        .find(|(p, _, _)| *p == failure.property)
+                        .find(|r| r.property == failure.property)
                         .expect("a checked property");
-                    slot.1 += 1;
-                    slot.2.get_or_insert((index, failure));
+                    slot.failing += 1;
+                    slot.first.get_or_insert((index, failure));
                 }
             }
             progress.tried = end;
-            let all_found = results.iter().all(|(_, _, first)| first.is_some());
+            let all_found = results.iter().all(|r| r.first.is_some());
             if !keep_going(progress) || all_found {
                 break;
             }
@@ -207,10 +223,10 @@ impl Hunt<'_> {
         search
             .results
             .par_iter()
-            .filter_map(|(property, _, first)| {
-                first
+            .filter_map(|r| {
+                r.first
                     .as_ref()
-                    .map(|(index, failure)| self.shrink(*property, *index, failure.clone()))
+                    .map(|(index, failure)| self.shrink(r.property, *index, failure.clone()))
             })
             .collect()
     }

@@ -83,18 +83,21 @@ pub fn text(value: &str) -> String {
 pub fn duration(value: Millis) -> String {
     let ms = value.0;
     if ms == 0 {
-        "0s".to_string()
-    } else if ms % 86_400_000 == 0 {
-        format!("{}d", ms / 86_400_000)
-    } else if ms % 3_600_000 == 0 {
-        format!("{}h", ms / 3_600_000)
-    } else if ms % 60_000 == 0 {
-        format!("{}m", ms / 60_000)
-    } else if ms % 1000 == 0 {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{ms}ms")
+        return "0s".to_string();
     }
+    let units = [
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "m"),
+        (1000, "s"),
+    ];
+    units
+        .into_iter()
+        .find(|&(size, _)| ms.is_multiple_of(size))
+        .map_or_else(
+            || format!("{ms}ms"),
+            |(size, unit)| format!("{}{unit}", ms / size),
+        )
 }
 
 fn string_map(map: &BTreeMap<String, String>) -> String {
