@@ -212,9 +212,10 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     }
 
     let mut report = format!(
-        "hunt: seed {}, {} scenario(s) checked{}\n",
+        "hunt: seed {}, {} scenario(s) checked, {} broke a property{}\n",
         hunt.seed,
         search.tried,
+        search.failing,
         match &from_label {
             Some(f) => format!(" (mutants of {f})"),
             None => String::new(),

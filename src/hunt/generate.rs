@@ -84,12 +84,7 @@ pub fn generate(seed: u64, index: u64) -> Scenario {
     // Stable: equal times keep their draw order, as a file would.
     events.sort_by_key(|e| e.at);
 
-    let volume_by_name: BTreeMap<String, VolumeId> = volumes
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
-        .collect();
-    Scenario {
+    let mut scenario = Scenario {
         name: format!("hunt-{seed}-{index}"),
         description: String::new(),
         seed: rng.below(1000),
@@ -102,9 +97,11 @@ pub fn generate(seed: u64, index: u64) -> Scenario {
         jobs,
         events,
         expectations: Vec::new(),
-        volume_by_name,
+        volume_by_name: BTreeMap::new(),
         driver_names: vec!["docker".to_string()],
-    }
+    };
+    super::shrink::rebuild_volume_names(&mut scenario);
+    scenario
 }
 
 fn cluster(rng: &mut HuntRng) -> ClusterConfig {

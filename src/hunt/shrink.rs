@@ -24,8 +24,6 @@ pub struct Shrunk {
     pub scenario: Scenario,
     /// Candidates checked.
     pub checks: u32,
-    /// Candidates kept (each one a step smaller).
-    pub steps: u32,
     /// False when MAX_SHRINK_CHECKS stopped it before the fixpoint.
     pub fixpoint: bool,
 }
@@ -33,7 +31,7 @@ pub struct Shrunk {
 /// Shrinks `scenario` while `fails` holds.
 pub fn shrink(scenario: Scenario, mut fails: impl FnMut(&Scenario) -> bool) -> Shrunk {
     let mut current = scenario;
-    let (mut checks, mut steps) = (0u32, 0u32);
+    let mut checks = 0u32;
     loop {
         let mut changed = false;
         let mut position = 0;
@@ -50,14 +48,12 @@ pub fn shrink(scenario: Scenario, mut fails: impl FnMut(&Scenario) -> bool) -> S
                 return Shrunk {
                     scenario: current,
                     checks,
-                    steps,
                     fixpoint: false,
                 };
             }
             checks += 1;
             if fails(&candidate) {
                 current = candidate;
-                steps += 1;
                 changed = true;
                 // The same position now names the next operation.
             } else {
@@ -68,7 +64,6 @@ pub fn shrink(scenario: Scenario, mut fails: impl FnMut(&Scenario) -> bool) -> S
             return Shrunk {
                 scenario: current,
                 checks,
-                steps,
                 fixpoint: true,
             };
         }
@@ -340,7 +335,8 @@ fn remove_group(s: &mut Scenario, j: usize, g: usize) {
     }
 }
 
-fn rebuild_volume_names(s: &mut Scenario) {
+/// `volume_by_name` from `volumes`, after they changed.
+pub(super) fn rebuild_volume_names(s: &mut Scenario) {
     s.volume_by_name = s
         .volumes
         .iter()
