@@ -3,8 +3,9 @@
 //! survive: another seed, one more node like an existing one, an event or a
 //! submission moved, a cluster timing or the worker count changed. (Counts
 //! are left alone: an `expect` block that says `placed: 2` rightly breaks
-//! when a count changes, and says nothing about robustness.) For the `expect` property the list itself is what shrinks
-//! (the smallest set of changes that breaks the scenario's own `expect`).
+//! when a count changes, and says nothing about robustness.) For the
+//! `expect` property the list itself is what shrinks (the smallest set of
+//! changes that breaks the scenario's own `expect`).
 
 use super::rng::{HuntRng, Purpose};
 use crate::model::scenario::*;
