@@ -5,6 +5,7 @@ pub mod cli;
 pub mod engine;
 pub mod experiment;
 pub mod explain;
+pub mod hunt;
 pub mod import;
 pub mod model;
 pub mod report;

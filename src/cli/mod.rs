@@ -3,6 +3,7 @@
 
 mod diff_cmd;
 mod explain_cmd;
+mod hunt_cmd;
 mod import_cmd;
 mod inputs;
 mod run_cmd;
@@ -103,6 +104,12 @@ Example: plansim explain scenarios/csi-single-reader-count2.yaml --candidate val
 
 Exit codes: 0 ok (whether or not the policies diverge); 2 bad input.")]
     Explain(explain_cmd::ExplainArgs),
+    /// Search generated (or mutated) scenarios for one where a policy misbehaves, and shrink it.
+    #[command(after_help = "\
+Example: plansim hunt --property validate-catches --budget 100000 -o found/
+
+Exit codes: 0 every property held; 1 a property failed (the shrunk scenarios are written); 2 bad input.")]
+    Hunt(hunt_cmd::HuntArgs),
 }
 
 /// The shells `plansim completions` writes for.
@@ -135,6 +142,7 @@ pub fn main() -> ExitCode {
         Command::Man => man_page(),
         Command::Import(args) => import_cmd::run(args),
         Command::Explain(args) => explain_cmd::run(args),
+        Command::Hunt(args) => hunt_cmd::run(args),
     };
     ExitCode::from(code)
 }

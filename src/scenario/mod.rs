@@ -12,6 +12,7 @@ pub mod nomad_json;
 pub mod nomad_volume;
 pub mod raw;
 pub mod template;
+pub mod write;
 
 pub use error::LoadError;
 pub use load::{load_file, load_file_with_warnings, load_str};

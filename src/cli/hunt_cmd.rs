@@ -1,0 +1,301 @@
+//! `plansim hunt [--property NAME]... [--seed N] [--budget RUNS|DURATION]
+//! [--jobs N] [--out DIR] [--from SCENARIO]`: the shell around `hunt`
+//! (argument parsing, the thread pool, the progress bar, the wall-clock
+//! budget, files).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, out};
+use crate::hunt::report::{file_name, render, reproduces};
+use crate::hunt::{Hunt, Property, Source};
+use crate::model::time::{Millis, parse_duration};
+use crate::report::atomic::write_atomic;
+use crate::scenario::load_file;
+
+/// The properties, one per line, for `--help`.
+fn properties_help() -> String {
+    let mut text =
+        String::from("Properties (--property; default: all of them, `expect` only with --from):\n");
+    for p in Property::ALL {
+        text.push_str(&format!("  {:<27} {}\n", p.name(), p.help()));
+    }
+    text.push_str(
+        "\nA budget in runs (--budget 100000) is reproducible: the same --seed finds and shrinks \
+         the same scenarios for any --jobs. A DURATION budget (--budget 5m) stops on the wall \
+         clock, so how far it gets depends on the machine.\n\
+         Exit codes: 0 every property held, 1 a property failed (minimal scenarios in --out), 2 bad input.",
+    );
+    text
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = properties_help())]
+pub struct HuntArgs {
+    /// A property to check (repeatable); see the list below.
+    #[arg(long = "property", value_name = "NAME", value_parser = parse_property)]
+    properties: Vec<Property>,
+    /// Seed of the generator (or of the mutations with --from).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    seed: u64,
+    /// Scenarios to check (a number: reproducible), or wall-clock time (`30s`, `5m`).
+    #[arg(long, value_name = "RUNS|DURATION", default_value = "10000", value_parser = parse_budget)]
+    budget: Budget,
+    /// Worker threads (default: every core). Never changes what is found.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
+    /// Where the minimal scenarios go, one file per failed property (default: hunt-<seed>).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Mutate this scenario instead of generating new ones (mutant 0 is the file itself).
+    #[arg(long, value_name = "SCENARIO")]
+    from: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// How long a hunt goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    Runs(u64),
+    Time(Millis),
+}
+
+/// Most scenarios one hunt may check (MAX_HUNT_RUNS).
+const MAX_HUNT_RUNS: u64 = 1_000_000_000;
+
+fn parse_budget(text: &str) -> Result<Budget, String> {
+    let text = text.trim();
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        let runs: u64 = text
+            .parse()
+            .map_err(|_| format!("budget {text} is too large"))?;
+        if runs == 0 || runs > MAX_HUNT_RUNS {
+            return Err(format!(
+                "budget {runs} must be between 1 and {MAX_HUNT_RUNS} scenarios (MAX_HUNT_RUNS)"
+            ));
+        }
+        return Ok(Budget::Runs(runs));
+    }
+    match parse_duration(text) {
+        Ok(Millis::ZERO) => Err("a budget of 0s checks nothing".to_string()),
+        Ok(time) => Ok(Budget::Time(time)),
+        Err(err) => Err(format!(
+            "{err}; a budget is a number of scenarios (10000) or a duration (30s, 5m)"
+        )),
+    }
+}
+
+fn parse_property(name: &str) -> Result<Property, String> {
+    Property::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = Property::ALL.iter().map(|p| p.name()).collect();
+        format!(
+            "unknown property \"{name}\" (expected one of: {})",
+            names.join(", ")
+        )
+    })
+}
+
+pub fn run(args: HuntArgs) -> u8 {
+    match hunt_command(&args) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("{message}");
+            EXIT_BAD_INPUT
+        }
+    }
+}
+
+fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
+    let base = match &args.from {
+        Some(path) => Some(load_file(path).map_err(|err| err.to_string())?),
+        None => None,
+    };
+    let properties: Vec<Property> = if args.properties.is_empty() {
+        Property::ALL
+            .into_iter()
+            .filter(|&p| p != Property::Expect || base.is_some())
+            .collect()
+    } else {
+        Property::ALL
+            .into_iter()
+            .filter(|p| args.properties.contains(p))
+            .collect()
+    };
+    if properties.contains(&Property::Expect) {
+        match &base {
+            None => {
+                return Err(
+                    "--property expect checks a scenario's own expect block: give it with --from SCENARIO"
+                        .to_string(),
+                );
+            }
+            Some(s) if s.expectations.is_empty() => {
+                return Err(format!(
+                    "{}: has no expect block for --property expect to check",
+                    args.from.as_ref().expect("base came from --from").display()
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let hunt = Hunt {
+        seed: args.seed,
+        properties,
+        source: base.as_ref().map_or(Source::Generated, Source::From),
+    };
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("hunt-{}", args.seed)));
+    let threads = args.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|err| format!("cannot start {threads} worker threads: {err}"))?;
+
+    let (runs, time_limit) = match args.budget {
+        Budget::Runs(n) => (n, None),
+        Budget::Time(t) => (MAX_HUNT_RUNS, Some(std::time::Duration::from_millis(t.0))),
+    };
+    let bar = progress_bar(args.budget, args.quiet);
+    // The wall clock lives here, in the shell: it only decides when a
+    // DURATION budget is spent and how fast the bar says we go. The hunt
+    // itself never reads it.
+    #[allow(clippy::disallowed_methods)]
+    let started = std::time::Instant::now();
+    let search = pool.install(|| {
+        hunt.search(runs, |progress| {
+            bar.set_position(progress.tried);
+            bar.set_message(format!("{} failing", progress.failing));
+            time_limit.is_none_or(|limit| started.elapsed() < limit)
+        })
+    });
+    bar.finish_and_clear();
+    let searched = started.elapsed();
+    let findings = pool.install(|| hunt.shrink_all(&search));
+
+    let from_label = args.from.as_ref().map(|p| p.display().to_string());
+    let mut files = Vec::new();
+    for finding in &findings {
+        let text = render(&hunt, finding, from_label.as_deref());
+        match reproduces(&text, finding) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(format!(
+                    "internal error: the minimal scenario for {} does not fail again once written; nothing was written",
+                    finding.property.name()
+                ));
+            }
+            Err(err) => {
+                return Err(format!(
+                    "internal error: the minimal scenario for {} does not load once written ({err}); nothing was written",
+                    finding.property.name()
+                ));
+            }
+        }
+        files.push((dir.join(file_name(finding.property)), text));
+    }
+    if !files.is_empty() {
+        std::fs::create_dir_all(&dir)
+            .map_err(|err| format!("{}: cannot create: {err}", dir.display()))?;
+        for (path, text) in &files {
+            write_atomic(path, text.as_bytes())
+                .map_err(|err| format!("{}: cannot write: {err}", path.display()))?;
+        }
+    }
+
+    let mut report = format!(
+        "hunt: seed {}, {} scenario(s) checked, {} broke a property{}\n",
+        hunt.seed,
+        search.tried,
+        search.failing,
+        match &from_label {
+            Some(f) => format!(" (mutants of {f})"),
+            None => String::new(),
+        }
+    );
+    for result in &search.results {
+        let (property, count) = (&result.property, result.failing);
+        match &result.first {
+            None => report.push_str(&format!("  {:<27} held\n", property.name())),
+            Some((index, failure)) => {
+                report.push_str(&format!(
+                    "  {:<27} FAILED in {count} scenario(s); first #{index}: {}\n",
+                    property.name(),
+                    failure.message
+                ));
+                if let Some(finding) = findings.iter().find(|f| f.property == *property) {
+                    report.push_str(&format!(
+                        "  {:<27} minimal ({} checks): {}\n",
+                        "",
+                        finding.checks,
+                        dir.join(file_name(*property)).display()
+                    ));
+                }
+            }
+        }
+    }
+    out(&report);
+    if !args.quiet && searched.as_secs_f64() > 0.0 {
+        // Timing is not output: it goes to stderr and never into a file.
+        eprintln!(
+            "searched {} scenario(s) in {:.1}s on {threads} thread(s): {:.0} scenarios/s",
+            search.tried,
+            searched.as_secs_f64(),
+            search.tried as f64 / searched.as_secs_f64()
+        );
+    }
+    Ok(if findings.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_EXPECT_FAILED
+    })
+}
+
+fn progress_bar(budget: Budget, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    // stderr draws nothing when it is not a terminal.
+    let (total, template) = match budget {
+        Budget::Runs(n) => (
+            Some(n),
+            "{bar:40} {pos}/{len} scenarios  {rate}  {msg}  ETA {eta}",
+        ),
+        Budget::Time(_) => (None, "{spinner} {pos} scenarios  {rate}  {msg}  {elapsed}"),
+    };
+    let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template(template)
+        .expect("a valid template")
+        .with_key(
+            "rate",
+            |state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write| {
+                let _ = write!(out, "{:.0} scenarios/s", state.per_sec());
+            },
+        );
+    bar.set_style(style);
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_are_runs_or_durations() {
+        assert_eq!(parse_budget("100000"), Ok(Budget::Runs(100_000)));
+        assert_eq!(parse_budget("5m"), Ok(Budget::Time(Millis::from_secs(300))));
+        assert!(parse_budget("0").is_err());
+        assert!(parse_budget("0s").is_err());
+        assert!(parse_budget("-3").is_err());
+        assert!(parse_budget("lots").is_err());
+        assert!(parse_budget("99999999999999999999999").is_err());
+    }
+}

@@ -1,0 +1,287 @@
+//! The default generator: small, seed-report-sized scenarios built straight
+//! into the resolved model (no YAML on the hot path). Every draw comes from
+//! the scenario's own stream, so scenario `i` of a seed never changes with
+//! the thread count.
+//!
+//! It aims at the places the policies differ: single-node volumes shared by
+//! `count > 1` or by several jobs, `per_alloc` families, enforcing and toy
+//! plugins, `max_volumes`, reschedule policies, and timelines of scale,
+//! drain, node down/up, plugin health and stop events, with one or two
+//! scheduler workers.
+
+use std::collections::BTreeMap;
+
+use super::rng::{HuntRng, Purpose};
+use crate::model::access::{AccessMode, ClaimMode};
+use crate::model::ids::{JobId, NodeId, PluginId, VolumeId};
+use crate::model::policy::Policy;
+use crate::model::scenario::*;
+use crate::model::time::Millis;
+
+/// The only driver generated scenarios use: bit 0 of `DriverSet`.
+const DRIVER: DriverSet = DriverSet(1);
+
+/// Scenario `index` of the hunt seeded with `seed`.
+pub fn generate(seed: u64, index: u64) -> Scenario {
+    let mut rng = HuntRng::new(seed, index, Purpose::Generate);
+    let rng = &mut rng;
+    let horizon = Millis::from_secs([600, 1800, 3600][rng.weighted(&[20, 50, 30])]);
+    let cluster = cluster(rng);
+
+    let plugins: Vec<PluginSpec> = (0..rng.range(1, 2))
+        .map(|i| PluginSpec {
+            name: format!("plugin{i}"),
+            enforces_access_mode: rng.chance(50),
+            publish_latency: if rng.chance(70) {
+                Millis(500)
+            } else {
+                Millis(rng.range(0, 30) * 100)
+            },
+        })
+        .collect();
+
+    let node_count = 1 + rng.weighted(&[15, 30, 35, 20]);
+    let nodes: Vec<NodeSpec> = (0..node_count)
+        .map(|i| node(rng, i, plugins.len()))
+        .collect();
+
+    let mut volumes = Vec::new();
+    for i in 0..rng.range(1, 3) {
+        volumes.push(VolumeSpec {
+            name: format!("vol{i}"),
+            plugin: PluginId::from_index(rng.index(plugins.len())),
+            access_mode: access_mode(rng),
+            attachment_mode: AttachmentMode::FileSystem,
+            topologies: Vec::new(),
+        });
+    }
+    // A `per_alloc` family disk[0], disk[1], ... (possibly too short for
+    // the group's count: Nomad's "missing CSI volume" case).
+    let family = rng.chance(25);
+    if family {
+        let plugin = PluginId::from_index(rng.index(plugins.len()));
+        let mode = access_mode(rng);
+        for k in 0..rng.range(1, 3) {
+            volumes.push(VolumeSpec {
+                name: format!("disk[{k}]"),
+                plugin,
+                access_mode: mode,
+                attachment_mode: AttachmentMode::FileSystem,
+                topologies: Vec::new(),
+            });
+        }
+    }
+    let shared = volumes.iter().filter(|v| !v.name.contains('[')).count();
+
+    let job_count = 1 + rng.weighted(&[50, 35, 15]);
+    let jobs: Vec<JobSpec> = (0..job_count)
+        .map(|j| job(rng, j, &volumes, shared, family))
+        .collect();
+
+    let mut events: Vec<TimedEvent> = (0..rng.weighted(&[25, 40, 20, 15]))
+        .map(|_| event(rng, horizon, &nodes, &jobs))
+        .collect();
+    // Stable: equal times keep their draw order, as a file would.
+    events.sort_by_key(|e| e.at);
+
+    let mut scenario = Scenario {
+        name: format!("hunt-{seed}-{index}"),
+        description: String::new(),
+        seed: rng.below(1000),
+        horizon,
+        policies: Policy::ALL.to_vec(),
+        cluster,
+        nodes,
+        plugins,
+        volumes,
+        jobs,
+        events,
+        expectations: Vec::new(),
+        initial_allocations: Vec::new(),
+        volume_by_name: BTreeMap::new(),
+        driver_names: vec!["docker".to_string()],
+    };
+    super::shrink::rebuild_volume_names(&mut scenario);
+    scenario
+}
+
+fn cluster(rng: &mut HuntRng) -> ClusterConfig {
+    let mut cluster = ClusterConfig {
+        scheduler_workers: if rng.chance(30) { 2 } else { 1 },
+        ..ClusterConfig::default()
+    };
+    if rng.chance(30) {
+        cluster.scheduler_latency = Millis(rng.range(0, 10) * 10);
+        cluster.pull_delay = Millis(rng.range(0, 50) * 100);
+        cluster.node_detach_latency = Millis(rng.range(0, 30) * 100);
+        cluster.controller_detach_latency = Millis(rng.range(0, 50) * 100);
+        cluster.claim_free_latency = Millis(rng.range(0, 10) * 100);
+    }
+    cluster
+}
+
+fn node(rng: &mut HuntRng, i: usize, plugins: usize) -> NodeSpec {
+    let mut csi_plugins = Vec::new();
+    for p in 0..plugins {
+        if rng.chance(85) {
+            csi_plugins.push(NodePluginSpec {
+                plugin: PluginId::from_index(p),
+                healthy: rng.chance(95),
+                max_volumes: if rng.chance(85) {
+                    0
+                } else {
+                    rng.range(1, 2) as u32
+                },
+            });
+        }
+    }
+    NodeSpec {
+        name: format!("client-{i}"),
+        datacenter: "dc1".to_string(),
+        node_class: String::new(),
+        attributes: BTreeMap::new(),
+        // A small node now and then, so resources bind too.
+        cpu: if rng.chance(20) { 1000 } else { 4000 },
+        memory: 8192,
+        drivers: DRIVER,
+        topology: BTreeMap::new(),
+        csi_plugins,
+    }
+}
+
+/// Single-node and single-writer modes weigh most: they are where the
+/// policies disagree.
+fn access_mode(rng: &mut HuntRng) -> AccessMode {
+    AccessMode::ALL[rng.weighted(&[25, 30, 10, 25, 10])]
+}
+
+fn job(
+    rng: &mut HuntRng,
+    j: usize,
+    volumes: &[VolumeSpec],
+    shared: usize,
+    family: bool,
+) -> JobSpec {
+    let kind = if rng.chance(15) {
+        JobKind::Batch
+    } else {
+        JobKind::Service
+    };
+    let submit_at = if rng.chance(70) {
+        Millis::ZERO
+    } else {
+        Millis::from_secs(rng.range(1, 120))
+    };
+    let groups = (0..1 + rng.weighted(&[85, 15]))
+        .map(|g| group(rng, g, kind, volumes, shared, family))
+        .collect();
+    JobSpec {
+        name: format!("job{j}"),
+        kind,
+        submit_at,
+        datacenters: vec!["dc1".to_string()],
+        priority: 50,
+        constraints: Vec::new(),
+        groups,
+    }
+}
+
+fn group(
+    rng: &mut HuntRng,
+    g: usize,
+    kind: JobKind,
+    volumes: &[VolumeSpec],
+    shared: usize,
+    family: bool,
+) -> GroupSpec {
+    let count = 1 + rng.weighted(&[45, 35, 20]) as u32;
+    let requests = rng.weighted(&[10, 75, 15]);
+    let mut requested = Vec::new();
+    for r in 0..requests {
+        let (source, mode) = if family && rng.chance(30) {
+            let mode = volumes[shared].access_mode;
+            (
+                VolumeSource::PerAlloc {
+                    base: "disk".to_string(),
+                },
+                mode,
+            )
+        } else {
+            let v = rng.index(shared);
+            (
+                VolumeSource::Shared(VolumeId::from_index(v)),
+                volumes[v].access_mode,
+            )
+        };
+        // Mostly legal requests: read-only on reader-only volumes.
+        let read_only = if mode.allows_writers() {
+            rng.chance(40)
+        } else {
+            rng.chance(80)
+        };
+        requested.push(VolumeRequest {
+            alias: format!("v{r}"),
+            source,
+            mode: ClaimMode::from_read_only(read_only),
+        });
+    }
+    let mut reschedule = ReschedulePolicy::default_for(kind);
+    if rng.chance(30) {
+        reschedule = ReschedulePolicy {
+            attempts: rng.range(0, 3) as u32,
+            interval: Millis::from_secs([300, 3600][rng.index(2)]),
+            delay: Millis::from_secs(rng.range(1, 12) * 5),
+            delay_function: [
+                DelayFunction::Constant,
+                DelayFunction::Exponential,
+                DelayFunction::Fibonacci,
+            ][rng.index(3)],
+            max_delay: Millis::from_secs(rng.range(2, 60) * 60),
+            unlimited: rng.chance(50),
+        };
+    }
+    let run_for = if kind == JobKind::Batch || rng.chance(10) {
+        Some(Millis::from_secs(rng.range(1, 10) * 60))
+    } else {
+        None
+    };
+    GroupSpec {
+        name: format!("g{g}"),
+        count,
+        volumes: requested,
+        constraints: Vec::new(),
+        reschedule,
+        cpu: rng.range(1, 10) * 100,
+        memory: rng.range(2, 16) * 64,
+        drivers: DRIVER,
+        run_for,
+    }
+}
+
+fn event(rng: &mut HuntRng, horizon: Millis, nodes: &[NodeSpec], jobs: &[JobSpec]) -> TimedEvent {
+    let at = Millis::from_secs(rng.range(10, horizon.0 / 2000));
+    let node = NodeId::from_index(rng.index(nodes.len()));
+    let job_index = rng.index(jobs.len());
+    let job = JobId::from_index(job_index);
+    let action = match rng.weighted(&[40, 15, 15, 10, 10, 10]) {
+        0 => {
+            let group = rng.index(jobs[job_index].groups.len());
+            // Up more often than down: scaling up is the bypass.
+            let count = [0, 1, 2, 3, 4][rng.weighted(&[5, 20, 40, 25, 10])];
+            TimelineAction::Scale { job, group, count }
+        }
+        1 => TimelineAction::NodeDrain(node),
+        2 => TimelineAction::NodeDown(node),
+        3 => TimelineAction::NodeUp(node),
+        4 => match nodes[node.index()].csi_plugins.first() {
+            Some(plugin) => TimelineAction::PluginHealth {
+                plugin: plugin.plugin,
+                node,
+                healthy: rng.chance(50),
+            },
+            None => TimelineAction::NodeDown(node),
+        },
+        _ => TimelineAction::StopJob(job),
+    };
+    TimedEvent { at, action }
+}

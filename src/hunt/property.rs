@@ -1,0 +1,535 @@
+//! The properties a hunt checks. Each looks only at what the public run API
+//! returns (metrics, and the trace where a metric is not enough), never at
+//! the simulation's internals, so it keeps meaning the same thing while the
+//! model grows.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use crate::model::expect::Expectation;
+use crate::model::ids::{GroupRef, JobId, NodeId, VolumeId};
+use crate::model::metrics::Metrics;
+use crate::model::policy::Policy;
+use crate::model::scenario::Scenario;
+use crate::model::time::Millis;
+use crate::sim::trace::{TraceKind, TraceRecord};
+use crate::sim::{RunOptions, simulate};
+
+/// A property every scenario should have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Property {
+    PlanAwareNeverViolates,
+    PlanAwareNeverRefused,
+    NoLostClaims,
+    PlanAwareNotSlower,
+    ValidateCatches,
+    Expect,
+}
+
+impl Property {
+    pub const ALL: [Property; 6] = [
+        Property::PlanAwareNeverViolates,
+        Property::PlanAwareNeverRefused,
+        Property::NoLostClaims,
+        Property::PlanAwareNotSlower,
+        Property::ValidateCatches,
+        Property::Expect,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Property::PlanAwareNeverViolates => "plan-aware-never-violates",
+            Property::PlanAwareNeverRefused => "plan-aware-never-refused",
+            Property::NoLostClaims => "no-lost-claims",
+            Property::PlanAwareNotSlower => "plan-aware-not-slower",
+            Property::ValidateCatches => "validate-catches",
+            Property::Expect => "expect",
+        }
+    }
+
+    /// The sentence `--help` shows.
+    pub fn help(self) -> &'static str {
+        match self {
+            Property::PlanAwareNeverViolates => {
+                "plan-aware never publishes a volume in violation of its access mode"
+            }
+            Property::PlanAwareNeverRefused => {
+                "no claim is refused, by the server or an enforcing plugin, for an allocation plan-aware placed"
+            }
+            Property::NoLostClaims => {
+                "under every policy, each claim is freed once its allocation is terminal and the release latencies have passed"
+            }
+            Property::PlanAwareNotSlower => {
+                "when naive reaches full placement without a violation (nor an attach beyond max_volumes), plan-aware reaches it too, no later than the hand-offs of volumes it waited for explain (per claim released: node + controller detach + claim free, then the evaluation, pull and publishes)"
+            }
+            Property::ValidateCatches => {
+                "whenever naive lets two allocations of one group share a volume beyond its access mode, validate rejected that job at registration"
+            }
+            Property::Expect => {
+                "the scenario's own expect block still holds when it is mutated (needs --from)"
+            }
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Property> {
+        Property::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// A property that does not hold for a scenario.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub property: Property,
+    /// What must stay the same while shrinking: the property, and for
+    /// `expect` the expectation that failed (so shrinking cannot wander to
+    /// another one).
+    pub signature: String,
+    /// What went wrong, in words, with the numbers.
+    pub message: String,
+}
+
+impl Failure {
+    fn new(property: Property, message: String) -> Self {
+        Failure {
+            property,
+            signature: property.name().to_string(),
+            message,
+        }
+    }
+}
+
+/// The runs of one scenario, made on demand and kept: several properties
+/// share them. Traced runs are made only when a property needs the trace.
+pub struct Runs<'s> {
+    scenario: &'s Scenario,
+    metrics: [Option<Metrics>; 3],
+    traces: [Option<Vec<TraceRecord>>; 3],
+}
+
+fn slot(policy: Policy) -> usize {
+    match policy {
+        Policy::Naive => 0,
+        Policy::Validate => 1,
+        Policy::PlanAware => 2,
+    }
+}
+
+impl<'s> Runs<'s> {
+    pub fn new(scenario: &'s Scenario) -> Self {
+        Runs {
+            scenario,
+            metrics: [None, None, None],
+            traces: [None, None, None],
+        }
+    }
+
+    pub fn metrics(&mut self, policy: Policy) -> &Metrics {
+        let i = slot(policy);
+        if self.metrics[i].is_none() {
+            let output = simulate(self.scenario, RunOptions::new(policy, self.scenario.seed));
+            self.metrics[i] = Some(output.metrics);
+        }
+        self.metrics[i].as_ref().expect("just run")
+    }
+
+    pub fn trace(&mut self, policy: Policy) -> &[TraceRecord] {
+        let i = slot(policy);
+        if self.traces[i].is_none() {
+            let output = simulate(
+                self.scenario,
+                RunOptions {
+                    trace: true,
+                    ..RunOptions::new(policy, self.scenario.seed)
+                },
+            );
+            self.metrics[i] = Some(output.metrics);
+            self.traces[i] = output.trace;
+        }
+        self.traces[i].as_deref().unwrap_or(&[])
+    }
+}
+
+/// Checks one property; `None` when it holds.
+pub fn check(property: Property, runs: &mut Runs) -> Option<Failure> {
+    match property {
+        Property::PlanAwareNeverViolates => {
+            let m = runs.metrics(Policy::PlanAware);
+            (m.violations > 0).then(|| {
+                Failure::new(
+                    property,
+                    format!(
+                        "plan-aware: {} violation(s), {}s in violation",
+                        m.violations, m.violation_time
+                    ),
+                )
+            })
+        }
+        Property::PlanAwareNeverRefused => {
+            let m = runs.metrics(Policy::PlanAware);
+            (m.claim_failures > 0).then(|| {
+                Failure::new(
+                    property,
+                    format!("plan-aware: {} claim(s) refused", m.claim_failures),
+                )
+            })
+        }
+        Property::NoLostClaims => Policy::ALL.into_iter().find_map(|policy| {
+            let scenario = runs.scenario;
+            lost_claim(scenario, runs.trace(policy)).map(|lost| {
+                Failure::new(property, format!("{policy}: {}", lost.describe(scenario)))
+            })
+        }),
+        Property::PlanAwareNotSlower => not_slower(runs),
+        Property::ValidateCatches => validate_catches(runs),
+        Property::Expect => {
+            let scenario = runs.scenario;
+            scenario.expectations.iter().find_map(|e| {
+                let actual = runs.metrics(e.policy);
+                (!e.holds(actual)).then(|| expect_failure(e, actual))
+            })
+        }
+    }
+}
+
+fn expect_failure(e: &Expectation, actual: &Metrics) -> Failure {
+    let value = actual.get(e.metric).render();
+    Failure {
+        property: Property::Expect,
+        signature: format!("expect {e}"),
+        message: format!(
+            "expect failed: {e} (actual {})",
+            if value.is_empty() { "never" } else { &value }
+        ),
+    }
+}
+
+/// The slack `plan-aware-not-slower` allows: one hand-off of a volume, which
+/// plan-aware waits for where naive does not: the claim's release (node
+/// detach, controller detach, claim free), then the evaluation, the pull
+/// and the publishes of the allocation that waited.
+pub fn release_slack(scenario: &Scenario) -> Millis {
+    let c = &scenario.cluster;
+    let publish = scenario
+        .plugins
+        .iter()
+        .map(|p| p.publish_latency)
+        .max()
+        .unwrap_or(Millis::ZERO);
+    let requests = scenario
+        .jobs
+        .iter()
+        .flat_map(|j| j.groups.iter())
+        .map(|g| g.volumes.len() as u64)
+        .max()
+        .unwrap_or(0);
+    c.node_detach_latency
+        + c.controller_detach_latency
+        + c.claim_free_latency
+        + c.scheduler_latency
+        + c.pull_delay
+        + publish.saturating_mul(requests)
+}
+
+/// When plan-aware must be fully placed for `plan-aware-not-slower` to
+/// hold: naive's full placement (if naive reached it without a violation),
+/// plus one hand-off per claim plan-aware saw released before its own full
+/// placement (at least one). `None` when the property does not apply.
+pub struct Deadline {
+    pub naive_full: Millis,
+    pub hand_offs: u64,
+    pub deadline: Millis,
+}
+
+pub fn not_slower_deadline(runs: &mut Runs) -> Option<Deadline> {
+    let naive = runs.metrics(Policy::Naive).clone();
+    // A full placement naive reaches only by breaking an access mode is not
+    // one plan-aware should match.
+    let naive_full = naive.first_full.filter(|_| naive.violations == 0)?;
+    let slack = release_slack(runs.scenario);
+    let plan_aware = runs.metrics(Policy::PlanAware).first_full;
+    if plan_aware.is_some_and(|t| t <= naive_full + slack) {
+        return None;
+    }
+    let until = plan_aware.unwrap_or(runs.scenario.horizon);
+    let hand_offs = runs
+        .trace(Policy::PlanAware)
+        .iter()
+        .filter(|r| r.kind == TraceKind::ClaimReleased && r.time <= until)
+        .count()
+        .max(1) as u64;
+    Some(Deadline {
+        naive_full,
+        hand_offs,
+        deadline: naive_full + slack.saturating_mul(hand_offs),
+    })
+}
+
+fn not_slower(runs: &mut Runs) -> Option<Failure> {
+    let Deadline {
+        naive_full,
+        hand_offs,
+        deadline,
+    } = not_slower_deadline(runs)?;
+    let plan_aware = runs.metrics(Policy::PlanAware).first_full;
+    if plan_aware.is_some_and(|t| t <= deadline) {
+        return None;
+    }
+    // Nor is a full placement that attaches more volumes to a node than its
+    // plugin's `max_volumes` (a toy plugin lets naive; plan-aware counts them).
+    if over_attached(runs.scenario, runs.trace(Policy::Naive)) {
+        return None;
+    }
+    Some(Failure::new(
+        Property::PlanAwareNotSlower,
+        format!(
+            "naive is fully placed at {naive_full}s without a violation; plan-aware {} (allowed: {deadline}s, {hand_offs} hand-off(s) of {}s)",
+            plan_aware.map_or("never is".to_string(), |t| format!(
+                "is at {t}s, {}s later",
+                t - naive_full
+            )),
+            release_slack(runs.scenario)
+        ),
+    ))
+}
+
+/// Whether the trace ever has more distinct volumes of one plugin claimed
+/// on a node than that node's `max_volumes` for the plugin.
+fn over_attached(scenario: &Scenario, trace: &[TraceRecord]) -> bool {
+    let mut claimed: BTreeMap<(NodeId, VolumeId), u32> = BTreeMap::new();
+    for record in trace {
+        let (Some(node), Some(volume)) = (record.node, record.volume) else {
+            continue;
+        };
+        match record.kind {
+            TraceKind::ClaimGranted => {
+                *claimed.entry((node, volume)).or_default() += 1;
+                let plugin = scenario.volumes[volume.index()].plugin;
+                let limit = scenario.nodes[node.index()]
+                    .csi_plugins
+                    .iter()
+                    .find(|p| p.plugin == plugin)
+                    .map_or(0, |p| p.max_volumes);
+                let attached = claimed
+                    .range((node, VolumeId(0))..=(node, VolumeId(u32::MAX)))
+                    .filter(|((_, v), _)| scenario.volumes[v.index()].plugin == plugin)
+                    .count();
+                if limit > 0 && attached > limit as usize {
+                    return true;
+                }
+            }
+            TraceKind::ClaimReleased => {
+                if let Some(refs) = claimed.get_mut(&(node, volume)) {
+                    *refs -= 1;
+                    if *refs == 0 {
+                        claimed.remove(&(node, volume));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// An allocation as the trace names it: group, index and node. A
+/// replacement reuses its predecessor's index, never while both are live on
+/// one node, so claims are matched oldest first.
+type AllocKey = (GroupRef, u32, NodeId);
+
+/// A claim that outlived its allocation by more than the release latencies.
+pub struct LostClaim {
+    group: GroupRef,
+    index: u32,
+    volume: VolumeId,
+    terminal_at: Millis,
+}
+
+impl LostClaim {
+    fn describe(&self, scenario: &Scenario) -> String {
+        let job = &scenario.jobs[self.group.job.index()];
+        format!(
+            "the claim of {}.{}[{}] on volume {} is still held at the horizon ({}s), though the allocation was terminal at {}s",
+            job.name,
+            job.groups[self.group.group_index()].name,
+            self.index,
+            scenario.volumes[self.volume.index()].name,
+            scenario.horizon,
+            self.terminal_at
+        )
+    }
+}
+
+/// Replays the trace's claims: granted, then freed (`claim_released`) after
+/// the allocation is terminal. Returns the first claim whose allocation was
+/// terminal long enough before the horizon to have been freed, and was not.
+fn lost_claim(scenario: &Scenario, trace: &[TraceRecord]) -> Option<LostClaim> {
+    let c = &scenario.cluster;
+    let bound = c.node_detach_latency + c.controller_detach_latency + c.claim_free_latency;
+    // Open claims per allocation and volume, oldest first, each with the
+    // time its allocation became terminal (once it has).
+    let mut open: BTreeMap<(AllocKey, VolumeId), VecDeque<Option<Millis>>> = BTreeMap::new();
+    for record in trace {
+        let (Some(group), Some(index), Some(node)) =
+            (record.group, record.alloc_index, record.node)
+        else {
+            continue;
+        };
+        let key = (group, index, node);
+        match record.kind {
+            TraceKind::ClaimGranted => {
+                if let Some(volume) = record.volume {
+                    open.entry((key, volume)).or_default().push_back(None);
+                }
+            }
+            TraceKind::ClaimReleased => {
+                if let Some(volume) = record.volume
+                    && let Some(claims) = open.get_mut(&(key, volume))
+                {
+                    claims.pop_front();
+                }
+            }
+            TraceKind::Failed | TraceKind::Complete | TraceKind::Lost | TraceKind::Stopped => {
+                for ((_, _), claims) in
+                    open.range_mut((key, VolumeId(0))..=(key, VolumeId(u32::MAX)))
+                {
+                    for terminal in claims.iter_mut().filter(|t| t.is_none()) {
+                        *terminal = Some(record.time);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    open.into_iter().find_map(|((key, volume), claims)| {
+        claims
+            .into_iter()
+            .flatten()
+            .find(|&t| t + bound <= scenario.horizon)
+            .map(|terminal_at| LostClaim {
+                group: key.0,
+                index: key.1,
+                volume,
+                terminal_at,
+            })
+    })
+}
+
+/// Naive's trace, replayed: a violation by one allocation while another
+/// allocation of the same group with another index holds a claim on the
+/// volume is the case Nomad 1.3's registration check exists for (a
+/// replacement reuses its predecessor's index, so failovers do not count).
+fn validate_catches(runs: &mut Runs) -> Option<Failure> {
+    if runs.metrics(Policy::Naive).violations == 0 {
+        return None;
+    }
+    let scenario = runs.scenario;
+    let mut held: BTreeMap<VolumeId, Vec<(GroupRef, u32, NodeId)>> = BTreeMap::new();
+    let mut culprits: Vec<(JobId, String)> = Vec::new();
+    for record in runs.trace(Policy::Naive) {
+        let (Some(group), Some(index), Some(node), Some(volume)) =
+            (record.group, record.alloc_index, record.node, record.volume)
+        else {
+            continue;
+        };
+        match record.kind {
+            TraceKind::ClaimGranted => held.entry(volume).or_default().push((group, index, node)),
+            TraceKind::ClaimReleased => {
+                let claims = held.entry(volume).or_default();
+                if let Some(at) = claims.iter().position(|&c| c == (group, index, node)) {
+                    claims.remove(at);
+                }
+            }
+            TraceKind::Violation => {
+                let siblings = held
+                    .get(&volume)
+                    .into_iter()
+                    .flatten()
+                    .any(|&(g, i, _)| g == group && i != index);
+                if siblings && culprits.iter().all(|(job, _)| *job != group.job) {
+                    let job = &scenario.jobs[group.job.index()];
+                    let v = &scenario.volumes[volume.index()];
+                    culprits.push((
+                        group.job,
+                        format!(
+                            "naive let two allocations of {}.{} share {} volume {} (violation at {}s)",
+                            job.name,
+                            job.groups[group.group_index()].name,
+                            v.access_mode,
+                            v.name,
+                            record.time
+                        ),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    if culprits.is_empty() {
+        return None;
+    }
+    let rejected: BTreeSet<JobId> = runs
+        .trace(Policy::Validate)
+        .iter()
+        .filter(|r| r.kind == TraceKind::JobRejected)
+        .filter_map(|r| r.job)
+        .collect();
+    culprits
+        .into_iter()
+        .find(|(job, _)| !rejected.contains(job))
+        .map(|(job, what)| {
+            Failure::new(
+                Property::ValidateCatches,
+                format!(
+                    "{what}, and validate did not reject job {} at registration",
+                    scenario.jobs[job.index()].name
+                ),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hunt::generate::generate;
+
+    fn record(time: u64, kind: TraceKind, volume: Option<u32>) -> TraceRecord {
+        let group = GroupRef::new(JobId(0), 0);
+        let mut r = TraceRecord::new(Millis(time), kind)
+            .alloc(group, 0)
+            .node(NodeId(0));
+        r.volume = volume.map(VolumeId);
+        r
+    }
+
+    /// A claim never released after its allocation stopped is lost once the
+    /// release latencies have passed before the horizon, and not before.
+    #[test]
+    fn lost_claims_are_found_in_a_trace() {
+        let mut scenario = generate(0, 0);
+        scenario.horizon = Millis(100_000);
+        let c = &scenario.cluster;
+        let bound = (c.node_detach_latency + c.controller_detach_latency + c.claim_free_latency).0;
+        let granted = record(1_000, TraceKind::ClaimGranted, Some(0));
+        let released = record(2_000 + bound, TraceKind::ClaimReleased, Some(0));
+        let stopped = |t| record(t, TraceKind::Stopped, None);
+
+        let freed = [granted.clone(), stopped(2_000), released];
+        assert!(lost_claim(&scenario, &freed).is_none());
+        let lost = [granted.clone(), stopped(2_000)];
+        let found = lost_claim(&scenario, &lost).expect("the claim outlived its allocation");
+        assert_eq!(found.terminal_at, Millis(2_000));
+        // Still within the release latencies at the horizon: not lost yet.
+        let late = [granted.clone(), stopped(100_000 - bound + 1)];
+        assert!(lost_claim(&scenario, &late).is_none());
+        // Live at the horizon: held, not lost.
+        assert!(lost_claim(&scenario, &[granted]).is_none());
+    }
+
+    #[test]
+    fn property_names_round_trip_and_each_has_a_sentence() {
+        for p in Property::ALL {
+            assert_eq!(Property::from_name(p.name()), Some(p));
+            assert!(p.help().len() > 20, "{}", p.name());
+        }
+        assert_eq!(Property::from_name("plan-aware-never-violate"), None);
+    }
+}

@@ -1,0 +1,616 @@
+//! From a resolved [`Scenario`] back to plansim's YAML format: the inverse
+//! of `load`. Used by `plansim hunt` to write the scenarios it finds, so the
+//! output must load back into the same model (a round-trip test checks it).
+//!
+//! Only what differs from the loader's defaults is written, so a shrunk
+//! scenario reads like one written by hand. Every string that is not a
+//! plain word is double-quoted with JSON escapes, a subset of YAML's
+//! double-quoted style, so a name can never turn into YAML syntax.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::model::access::ClaimMode;
+use crate::model::expect::Comparison;
+use crate::model::policy::Policy;
+use crate::model::scenario::*;
+use crate::model::time::Millis;
+
+/// The loader's defaults, repeated here so the writer can leave them out.
+/// The round-trip test fails if the two ever disagree.
+const DEFAULT_HORIZON: Millis = Millis::from_secs(3600);
+const DEFAULT_PUBLISH_LATENCY: Millis = Millis(500);
+const DEFAULT_NODE_CPU: u64 = 4000;
+const DEFAULT_NODE_MEMORY: u64 = 8192;
+const DEFAULT_PRIORITY: u32 = 50;
+const DEFAULT_DATACENTER: &str = "dc1";
+
+/// The scenario as YAML text, preceded by `header` (each line becomes a
+/// `# ` comment).
+pub fn to_yaml(scenario: &Scenario, header: &str) -> String {
+    let mut out = String::new();
+    for line in header.lines() {
+        if line.is_empty() {
+            out.push_str("#\n");
+        } else {
+            let _ = writeln!(out, "# {line}");
+        }
+    }
+    let _ = writeln!(out, "name: {}", text(&scenario.name));
+    if !scenario.description.is_empty() {
+        let _ = writeln!(out, "description: {}", text(&scenario.description));
+    }
+    let _ = writeln!(out, "seed: {}", scenario.seed);
+    if scenario.horizon != DEFAULT_HORIZON {
+        let _ = writeln!(out, "horizon: {}", duration(scenario.horizon));
+    }
+    if scenario.policies != Policy::ALL {
+        let names: Vec<&str> = scenario.policies.iter().map(|p| p.name()).collect();
+        let _ = writeln!(out, "schedulers: [{}]", names.join(", "));
+    }
+    write_cluster(&mut out, &scenario.cluster);
+    write_nodes(&mut out, scenario);
+    write_plugins(&mut out, scenario);
+    write_volumes(&mut out, scenario);
+    write_jobs(&mut out, scenario);
+    write_initial_allocations(&mut out, scenario);
+    write_events(&mut out, scenario);
+    write_expect(&mut out, scenario);
+    out
+}
+
+/// A string as a YAML scalar: plain when it is an unambiguous word,
+/// double-quoted otherwise.
+pub fn text(value: &str) -> String {
+    let plain = value
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic())
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+        && !matches!(
+            value.to_ascii_lowercase().as_str(),
+            "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n" | "inf" | "nan"
+        );
+    if plain {
+        value.to_string()
+    } else {
+        serde_json::to_string(value).expect("a string serializes")
+    }
+}
+
+/// A duration with the largest unit that divides it exactly.
+pub fn duration(value: Millis) -> String {
+    let ms = value.0;
+    if ms == 0 {
+        return "0s".to_string();
+    }
+    let units = [
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "m"),
+        (1000, "s"),
+    ];
+    units
+        .into_iter()
+        .find(|&(size, _)| ms.is_multiple_of(size))
+        .map_or_else(
+            || format!("{ms}ms"),
+            |(size, unit)| format!("{}{unit}", ms / size),
+        )
+}
+
+fn string_map(map: &BTreeMap<String, String>) -> String {
+    let pairs: Vec<String> = map
+        .iter()
+        .map(|(k, v)| format!("{}: {}", text(k), text(v)))
+        .collect();
+    format!("{{{}}}", pairs.join(", "))
+}
+
+fn write_cluster(out: &mut String, cluster: &ClusterConfig) {
+    let defaults = ClusterConfig::default();
+    let mut fields = Vec::new();
+    if cluster.scheduler_workers != defaults.scheduler_workers {
+        fields.push(format!("scheduler_workers: {}", cluster.scheduler_workers));
+    }
+    if cluster.scheduler_algorithm != defaults.scheduler_algorithm {
+        let name = match cluster.scheduler_algorithm {
+            SchedulerAlgorithm::Binpack => "binpack",
+            SchedulerAlgorithm::Spread => "spread",
+        };
+        fields.push(format!("scheduler_algorithm: {name}"));
+    }
+    let timings = [
+        (
+            "scheduler_latency",
+            cluster.scheduler_latency,
+            defaults.scheduler_latency,
+        ),
+        ("pull_delay", cluster.pull_delay, defaults.pull_delay),
+        (
+            "node_detach_latency",
+            cluster.node_detach_latency,
+            defaults.node_detach_latency,
+        ),
+        (
+            "controller_detach_latency",
+            cluster.controller_detach_latency,
+            defaults.controller_detach_latency,
+        ),
+        (
+            "claim_free_latency",
+            cluster.claim_free_latency,
+            defaults.claim_free_latency,
+        ),
+        (
+            "claim_retry_deadline",
+            cluster.claim_retry_deadline,
+            defaults.claim_retry_deadline,
+        ),
+    ];
+    for (name, value, default) in timings {
+        if value != default {
+            fields.push(format!("{name}: {}", duration(value)));
+        }
+    }
+    if !fields.is_empty() {
+        out.push_str("\ncluster:\n");
+        for field in fields {
+            let _ = writeln!(out, "  {field}");
+        }
+    }
+}
+
+fn drivers(scenario: &Scenario, set: DriverSet) -> Vec<&str> {
+    // Index order: the loader numbers drivers by first appearance, and
+    // writing each set in index order reproduces that numbering.
+    scenario
+        .driver_names
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| set.0 & (1 << i) != 0)
+        .map(|(_, name)| name.as_str())
+        .collect()
+}
+
+fn write_nodes(out: &mut String, scenario: &Scenario) {
+    if scenario.nodes.is_empty() {
+        return;
+    }
+    out.push_str("\nnodes:\n");
+    for node in &scenario.nodes {
+        let _ = writeln!(out, "  - id: {}", text(&node.name));
+        if node.datacenter != DEFAULT_DATACENTER {
+            let _ = writeln!(out, "    datacenter: {}", text(&node.datacenter));
+        }
+        if !node.node_class.is_empty() {
+            let _ = writeln!(out, "    node_class: {}", text(&node.node_class));
+        }
+        if !node.attributes.is_empty() {
+            let _ = writeln!(out, "    attributes: {}", string_map(&node.attributes));
+        }
+        if node.cpu != DEFAULT_NODE_CPU {
+            let _ = writeln!(out, "    cpu: {}", node.cpu);
+        }
+        if node.memory != DEFAULT_NODE_MEMORY {
+            let _ = writeln!(out, "    memory: {}", node.memory);
+        }
+        let names: Vec<String> = drivers(scenario, node.drivers)
+            .into_iter()
+            .map(text)
+            .collect();
+        let _ = writeln!(out, "    drivers: [{}]", names.join(", "));
+        if !node.topology.is_empty() {
+            let _ = writeln!(out, "    topology: {}", string_map(&node.topology));
+        }
+        if !node.csi_plugins.is_empty() {
+            out.push_str("    csi_plugins:\n");
+            for plugin in &node.csi_plugins {
+                let mut line = format!(
+                    "      - {{id: {}",
+                    text(&scenario.plugins[plugin.plugin.index()].name)
+                );
+                if !plugin.healthy {
+                    line.push_str(", healthy: false");
+                }
+                if plugin.max_volumes != 0 {
+                    let _ = write!(line, ", max_volumes: {}", plugin.max_volumes);
+                }
+                line.push('}');
+                let _ = writeln!(out, "{line}");
+            }
+        }
+    }
+}
+
+fn write_plugins(out: &mut String, scenario: &Scenario) {
+    if scenario.plugins.is_empty() {
+        return;
+    }
+    out.push_str("\nplugins:\n");
+    for plugin in &scenario.plugins {
+        let mut line = format!(
+            "  - {{id: {}, enforces_access_mode: {}",
+            text(&plugin.name),
+            plugin.enforces_access_mode
+        );
+        if plugin.publish_latency != DEFAULT_PUBLISH_LATENCY {
+            let _ = write!(
+                line,
+                ", publish_latency: {}",
+                duration(plugin.publish_latency)
+            );
+        }
+        line.push('}');
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+fn write_volumes(out: &mut String, scenario: &Scenario) {
+    if scenario.volumes.is_empty() {
+        return;
+    }
+    out.push_str("\nvolumes:\n");
+    for volume in &scenario.volumes {
+        let mut line = format!(
+            "  - {{id: {}, plugin_id: {}, access_mode: {}",
+            text(&volume.name),
+            text(&scenario.plugins[volume.plugin.index()].name),
+            volume.access_mode.name()
+        );
+        if volume.attachment_mode == AttachmentMode::BlockDevice {
+            line.push_str(", attachment_mode: block-device");
+        }
+        if !volume.topologies.is_empty() {
+            let maps: Vec<String> = volume.topologies.iter().map(string_map).collect();
+            let _ = write!(line, ", topologies: [{}]", maps.join(", "));
+        }
+        line.push('}');
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// A constraint as the user wrote it: `Constraint::text` keeps the
+/// attribute and operator spellings (`${attr.rack}`, `is`) the model folds.
+fn constraint(c: &Constraint) -> String {
+    let needs_value = matches!(
+        c.operator,
+        ConstraintOperator::Equal | ConstraintOperator::NotEqual
+    );
+    let head = if needs_value {
+        c.text
+            .strip_suffix(c.value.as_str())
+            .and_then(|s| s.strip_suffix(' '))
+    } else {
+        Some(c.text.as_str())
+    };
+    let (attribute, operator) = head.and_then(|h| h.rsplit_once(' ')).unwrap_or(("", "="));
+    let mut line = format!(
+        "{{attribute: {}, operator: {}",
+        text(attribute),
+        serde_json::to_string(operator).expect("a string serializes")
+    );
+    if needs_value {
+        let _ = write!(line, ", value: {}", text(&c.value));
+    }
+    line.push('}');
+    line
+}
+
+fn write_constraints(out: &mut String, indent: &str, constraints: &[Constraint]) {
+    if constraints.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{indent}constraints:");
+    for c in constraints {
+        let _ = writeln!(out, "{indent}  - {}", constraint(c));
+    }
+}
+
+fn write_jobs(out: &mut String, scenario: &Scenario) {
+    if scenario.jobs.is_empty() {
+        return;
+    }
+    out.push_str("\njobs:\n");
+    for job in &scenario.jobs {
+        let _ = writeln!(out, "  - id: {}", text(&job.name));
+        if job.kind == JobKind::Batch {
+            out.push_str("    type: batch\n");
+        }
+        if job.submit_at != Millis::ZERO {
+            let _ = writeln!(out, "    submit_at: {}", duration(job.submit_at));
+        }
+        if job.datacenters != [DEFAULT_DATACENTER] {
+            let names: Vec<String> = job.datacenters.iter().map(|d| text(d)).collect();
+            let _ = writeln!(out, "    datacenters: [{}]", names.join(", "));
+        }
+        if job.priority != DEFAULT_PRIORITY {
+            let _ = writeln!(out, "    priority: {}", job.priority);
+        }
+        write_constraints(out, "    ", &job.constraints);
+        out.push_str("    groups:\n");
+        for group in &job.groups {
+            write_group(out, scenario, job.kind, group);
+        }
+    }
+}
+
+fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &GroupSpec) {
+    let _ = writeln!(out, "      - name: {}", text(&group.name));
+    let _ = writeln!(out, "        count: {}", group.count);
+    if !group.volumes.is_empty() {
+        out.push_str("        volumes:\n");
+        for request in &group.volumes {
+            let (source, per_alloc) = match &request.source {
+                VolumeSource::Shared(id) => (scenario.volumes[id.index()].name.as_str(), false),
+                VolumeSource::PerAlloc { base } => (base.as_str(), true),
+            };
+            let mut line = format!(
+                "          {}: {{type: csi, source: {}",
+                text(&request.alias),
+                text(source)
+            );
+            if request.mode == ClaimMode::Read {
+                line.push_str(", read_only: true");
+            }
+            if per_alloc {
+                line.push_str(", per_alloc: true");
+            }
+            line.push('}');
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    write_constraints(out, "        ", &group.constraints);
+    let policy = &group.reschedule;
+    let defaults = ReschedulePolicy::default_for(kind);
+    if *policy != defaults {
+        let function = match policy.delay_function {
+            DelayFunction::Constant => "constant",
+            DelayFunction::Exponential => "exponential",
+            DelayFunction::Fibonacci => "fibonacci",
+        };
+        let _ = writeln!(
+            out,
+            "        reschedule: {{attempts: {}, interval: {}, delay: {}, delay_function: {function}, max_delay: {}, unlimited: {}}}",
+            policy.attempts,
+            duration(policy.interval),
+            duration(policy.delay),
+            duration(policy.max_delay),
+            policy.unlimited
+        );
+    }
+    // The model keeps a group's sums (resources, drivers, longest run_for),
+    // not its tasks: one task per driver gives the same sums, the first
+    // carrying the resources.
+    out.push_str("        tasks:\n");
+    for (i, driver) in drivers(scenario, group.drivers).into_iter().enumerate() {
+        let (cpu, memory) = if i == 0 {
+            (group.cpu, group.memory)
+        } else {
+            (0, 0)
+        };
+        let mut line = format!(
+            "          - {{name: task{i}, driver: {}, cpu: {cpu}, memory: {memory}",
+            text(driver)
+        );
+        if let Some(run_for) = group.run_for {
+            let _ = write!(line, ", run_for: {}", duration(run_for));
+        }
+        line.push('}');
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+fn write_initial_allocations(out: &mut String, scenario: &Scenario) {
+    if scenario.initial_allocations.is_empty() {
+        return;
+    }
+    out.push_str("\ninitial_allocations:\n");
+    for initial in &scenario.initial_allocations {
+        let job = &scenario.jobs[initial.group.job.index()];
+        let alloc = format!(
+            "{}.{}[{}]",
+            job.name, job.groups[initial.group.group as usize].name, initial.index
+        );
+        let status = if initial.running {
+            "running"
+        } else {
+            "pending"
+        };
+        let _ = writeln!(
+            out,
+            "  - {{alloc: {}, node: {}, status: {status}}}",
+            text(&alloc),
+            text(&scenario.nodes[initial.node.index()].name)
+        );
+    }
+}
+
+fn write_events(out: &mut String, scenario: &Scenario) {
+    if scenario.events.is_empty() {
+        return;
+    }
+    out.push_str("\nevents:\n");
+    let node = |id: crate::model::ids::NodeId| text(&scenario.nodes[id.index()].name);
+    let job = |id: crate::model::ids::JobId| text(&scenario.jobs[id.index()].name);
+    for event in &scenario.events {
+        let action = match &event.action {
+            TimelineAction::NodeDown(id) => format!("node_down: {}", node(*id)),
+            TimelineAction::NodeUp(id) => format!("node_up: {}", node(*id)),
+            TimelineAction::NodeDrain(id) => format!("node_drain: {}", node(*id)),
+            TimelineAction::Scale {
+                job: id,
+                group,
+                count,
+            } => format!(
+                "scale: {{job: {}, group: {}, count: {count}}}",
+                job(*id),
+                text(&scenario.jobs[id.index()].groups[*group].name)
+            ),
+            TimelineAction::PluginHealth {
+                plugin,
+                node: id,
+                healthy,
+            } => format!(
+                "plugin_health: {{plugin: {}, node: {}, healthy: {healthy}}}",
+                text(&scenario.plugins[plugin.index()].name),
+                node(*id)
+            ),
+            TimelineAction::StopJob(id) => format!("stop_job: {}", job(*id)),
+        };
+        let _ = writeln!(out, "  - {{at: {}, {action}}}", duration(event.at));
+    }
+}
+
+fn write_expect(out: &mut String, scenario: &Scenario) {
+    if scenario.expectations.is_empty() {
+        return;
+    }
+    out.push_str("\nexpect:\n");
+    for policy in Policy::ALL {
+        let items: Vec<String> = scenario
+            .expectations
+            .iter()
+            .filter(|e| e.policy == policy)
+            .map(|e| {
+                let op = match e.comparison {
+                    Comparison::Eq => "==",
+                    other => other.symbol(),
+                };
+                format!("{}: \"{op} {}\"", e.metric.name(), e.value)
+            })
+            .collect();
+        if !items.is_empty() {
+            let _ = writeln!(out, "  {}: {{{}}}", policy.name(), items.join(", "));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::load_str;
+
+    /// Every scenario shipped in `scenarios/` survives write -> load
+    /// unchanged (the model's Debug form is compared: it shows every field).
+    #[test]
+    fn shipped_scenarios_round_trip() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 10, "the shipped scenarios are found");
+        for file in files {
+            let scenario = crate::scenario::load_file(&file).unwrap();
+            let yaml = to_yaml(&scenario, "a header\n\nwith two lines");
+            let back = load_str(&yaml, "written.yaml", "unused")
+                .unwrap_or_else(|err| panic!("{}: {err}\n{yaml}", file.display()));
+            assert_eq!(
+                format!("{back:?}"),
+                format!("{scenario:?}"),
+                "{}",
+                file.display()
+            );
+        }
+    }
+
+    /// The cluster as it is at time 0 survives write -> load.
+    #[test]
+    fn initial_allocations_round_trip() {
+        let source = r#"
+nodes:
+  - {id: "client-{i}", count: 2, csi_plugins: [{id: p}]}
+plugins:
+  - {id: p, enforces_access_mode: true}
+volumes:
+  - {id: v, plugin_id: p, access_mode: single-node-writer}
+jobs:
+  - id: db
+    groups:
+      - name: pg
+        count: 2
+        volumes: {data: {type: csi, source: v}}
+        tasks: [{name: postgres}]
+initial_allocations:
+  - {alloc: "db.pg[0]", node: client-1, status: running}
+  - {alloc: "db.pg[1]", node: client-0, status: pending}
+"#;
+        let scenario = load_str(source, "initial.yaml", "initial").unwrap();
+        assert_eq!(scenario.initial_allocations.len(), 2);
+        let yaml = to_yaml(&scenario, "");
+        let back = load_str(&yaml, "written.yaml", "unused").unwrap();
+        assert_eq!(format!("{back:?}"), format!("{scenario:?}"), "{yaml}");
+    }
+
+    #[test]
+    fn odd_names_and_constraints_round_trip() {
+        let source = r#"
+name: "odd: name, with # and {braces}"
+description: "two\nlines"
+horizon: 90s
+schedulers: [plan-aware, naive]
+cluster: {scheduler_workers: 2, pull_delay: 1500ms, scheduler_algorithm: spread}
+nodes:
+  - {id: "true", cpu: 100, memory: 50, drivers: [exec, "odd driver"], attributes: {"${x}": "y z"}, datacenter: dc2, node_class: gpu, topology: {zone: "1"}, csi_plugins: [{id: p, healthy: false, max_volumes: 3}]}
+plugins: [{id: p, enforces_access_mode: true, publish_latency: 1s}]
+volumes:
+  - {id: "u[{i}]", count: 2, plugin_id: p, access_mode: multi-node-single-writer, attachment_mode: block-device, topologies: [{zone: "1"}]}
+jobs:
+  - id: j
+    type: batch
+    submit_at: 1m
+    datacenters: [dc2]
+    priority: 70
+    constraints:
+      - {attribute: "${attr.x}", operator: is, value: "y z"}
+      - {attribute: "${node.class}", operator: is_set}
+    groups:
+      - name: g
+        count: 2
+        volumes: {v: {type: csi, source: u, per_alloc: true, read_only: true}}
+        reschedule: {attempts: 3, delay: 10s, delay_function: fibonacci}
+        tasks:
+          - {name: a, driver: exec, cpu: 10, memory: 20, run_for: 5m}
+          - {name: b, driver: "odd driver", run_for: 1m}
+events:
+  - {at: 10s, scale: {job: j, group: g, count: 1}}
+  - {at: 20s, plugin_health: {plugin: p, node: "true", healthy: true}}
+  - {at: 30s, node_drain: "true"}
+  - {at: 40s, stop_job: j}
+expect:
+  naive: {placed: 2, first_full_s: ">= 1.5"}
+  plan-aware: {violations: "!= 0"}
+"#;
+        let scenario = load_str(source, "odd.yaml", "odd").unwrap();
+        let yaml = to_yaml(&scenario, "");
+        let back =
+            load_str(&yaml, "written.yaml", "unused").unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+        assert_eq!(format!("{back:?}"), format!("{scenario:?}"), "{yaml}");
+    }
+
+    #[test]
+    fn durations_use_the_largest_exact_unit() {
+        assert_eq!(duration(Millis(0)), "0s");
+        assert_eq!(duration(Millis(250)), "250ms");
+        assert_eq!(duration(Millis(1500)), "1500ms");
+        assert_eq!(duration(Millis::from_secs(90)), "90s");
+        assert_eq!(duration(Millis::from_secs(300)), "5m");
+        assert_eq!(duration(Millis::from_secs(7200)), "2h");
+        assert_eq!(duration(Millis::from_secs(86_400)), "1d");
+    }
+
+    #[test]
+    fn words_are_plain_and_everything_else_is_quoted() {
+        assert_eq!(text("client-0"), "client-0");
+        assert_eq!(text("true"), "\"true\"");
+        assert_eq!(text("0day"), "\"0day\"");
+        assert_eq!(text("a: b"), "\"a: b\"");
+        assert_eq!(text("u[0]"), "\"u[0]\"");
+        assert_eq!(text(""), "\"\"");
+    }
+}
