@@ -48,6 +48,10 @@ pub struct RawCluster {
     pub controller_detach_latency: Option<RawDuration>,
     pub claim_free_latency: Option<RawDuration>,
     pub claim_retry_deadline: Option<RawDuration>,
+    pub csi_volume_claim_gc_interval: Option<RawDuration>,
+    pub csi_volume_claim_gc_threshold: Option<RawDuration>,
+    pub node_gc_threshold: Option<RawDuration>,
+    pub node_gc_interval: Option<RawDuration>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -94,9 +98,19 @@ pub struct RawVolume {
     pub id: String,
     pub count: Option<RawCount>,
     pub plugin_id: String,
-    pub access_mode: AccessMode,
+    /// A shorthand for `capabilities` with this one access mode.
+    pub access_mode: Option<AccessMode>,
     pub attachment_mode: Option<RawAttachmentMode>,
     pub topologies: Option<Vec<BTreeMap<String, String>>>,
+    pub capabilities: Option<Vec<RawCapability>>,
+}
+
+/// Nomad's volume `capability` block.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCapability {
+    pub access_mode: AccessMode,
+    pub attachment_mode: RawAttachmentMode,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -154,6 +168,8 @@ pub struct RawVolumeRequest {
     pub source: String,
     pub read_only: Option<bool>,
     pub per_alloc: Option<bool>,
+    pub access_mode: Option<AccessMode>,
+    pub attachment_mode: Option<RawAttachmentMode>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

@@ -83,12 +83,14 @@ impl Simulation<'_> {
         if self.policy.plan_aware_claims() {
             let mut mine: BTreeMap<VolumeId, ClaimCounts> = BTreeMap::new();
             for placement in placements {
-                for &(volume, mode) in &placement.volumes {
+                for (i, &(volume, mode)) in placement.volumes.iter().enumerate() {
                     let held = self.volumes[volume.index()]
                         .plan_aware_counts()
                         .plus(accepted_claims.get(&volume).copied().unwrap_or_default())
                         .plus(mine.get(&volume).copied().unwrap_or_default());
-                    let access_mode = self.scenario.volumes[volume.index()].access_mode;
+                    let access_mode = self.volumes[volume.index()]
+                        .claimed_mode
+                        .map_or(placement.claim_modes[i].access_mode, |m| m.access_mode);
                     plan_aware_claim_check(volume, access_mode, held, mode)
                         .map_err(|reason| reason.describe(self.scenario))?;
                     mine.entry(volume).or_default().add(mode);
@@ -131,8 +133,11 @@ impl Simulation<'_> {
         let (history, penalty_nodes) = match placement.previous {
             Some(previous) if placement.reschedule => {
                 let old = &self.allocs[previous.index()];
-                let delays: Vec<Millis> = old.reschedule_history.iter().map(|&(_, d)| d).collect();
-                let delay = super::reschedule::next_delay(&group_spec.reschedule, &delays);
+                let delay = super::reschedule::next_delay(
+                    &group_spec.reschedule,
+                    &old.reschedule_history,
+                    old.failed_at,
+                );
                 let mut history = old.reschedule_history.clone();
                 history.push((now, delay));
                 let mut penalty = old.penalty_nodes.clone();
@@ -153,6 +158,9 @@ impl Simulation<'_> {
         count_up(&mut node.group_allocs, placement.group);
         for &(volume, _) in &placement.volumes {
             count_up(&mut node.alloc_volumes, volume);
+        }
+        for volume in self.counted_sources(placement.group) {
+            count_up(&mut self.nodes[placement.node.index()].counted_volumes, volume);
         }
         for &(volume, mode) in &placement.volumes {
             let state = &mut self.volumes[volume.index()];
@@ -182,13 +190,14 @@ impl Simulation<'_> {
             node: placement.node,
             state: AllocState::Pulling,
             volumes: placement.volumes,
+            claim_modes: placement.claim_modes,
             next_volume: 0,
             claim_backoff: Millis::ZERO,
             claim_deadline: Millis::ZERO,
             failed_at: Millis::ZERO,
             reschedule_history: history,
             penalty_nodes,
-            followup_scheduled: false,
+            followup_at: None,
             migrate: false,
         });
         self.after(self.scenario.cluster.pull_delay, Event::AllocPulled(id));

@@ -14,6 +14,7 @@ mod scheduler;
 pub mod state;
 mod timeline;
 pub mod trace;
+pub mod claims;
 
 use crate::engine::queue::EventQueue;
 use crate::engine::rng::{SimRng, Stream};
@@ -97,6 +98,8 @@ enum Event {
     NodeDetach(AllocId, VolumeId),
     ControllerDetach(AllocId, VolumeId),
     ClaimFreed(AllocId, VolumeId),
+    /// The leader's periodic claim GC (`csi_volume_claim_gc_interval`).
+    ClaimGc,
 }
 
 struct Simulation<'s> {
@@ -125,6 +128,13 @@ struct Simulation<'s> {
     stopped_early: Option<String>,
     /// Queue entries handled, for the MAX_RUN_EVENTS cap.
     steps: u64,
+    /// Claims of stopped allocations on down nodes, waiting for a claim GC
+    /// pass to release them.
+    awaiting_claim_gc: BTreeSet<(VolumeId, AllocId)>,
+    /// A `ClaimGc` tick is queued.
+    claim_gc_scheduled: bool,
+    /// Each node's computed class (Nomad's ComputedClass), as a dense index.
+    node_classes: Vec<u32>,
 }
 
 impl<'s> Simulation<'s> {
@@ -143,6 +153,8 @@ impl<'s> Simulation<'s> {
                 claimed_volumes: Default::default(),
                 alloc_volumes: Default::default(),
                 published_volumes: Default::default(),
+                counted_volumes: Default::default(),
+                down_since: Millis::ZERO,
             })
             .collect();
         let jobs = scenario
@@ -193,6 +205,9 @@ impl<'s> Simulation<'s> {
             placement_failures: Default::default(),
             stopped_early: None,
             steps: 0,
+            awaiting_claim_gc: Default::default(),
+            claim_gc_scheduled: false,
+            node_classes: scheduler::computed_classes(scenario),
         }
     }
 
@@ -248,6 +263,7 @@ impl<'s> Simulation<'s> {
             Event::NodeDetach(alloc, volume) => self.node_detach(alloc, volume),
             Event::ControllerDetach(alloc, volume) => self.controller_detach(alloc, volume),
             Event::ClaimFreed(alloc, volume) => self.claim_freed(alloc, volume),
+            Event::ClaimGc => self.claim_gc(),
         }
     }
 

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::access::{ClaimCounts, ClaimMode};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
+use crate::model::scenario::Capability;
 use crate::model::time::Millis;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +37,14 @@ pub struct NodeState {
     /// Volumes the node plugin has published here (what an enforcing plugin
     /// counts against `max_volumes`).
     pub published_volumes: BTreeMap<VolumeId, u32>,
+    /// What Nomad's CSIVolumesByNodeID finds here, which naive and validate
+    /// count against `max_volumes`: the sources of every allocation whose
+    /// desired status is run (live, failed or complete; not lost or stopped),
+    /// claimed or not. A `per_alloc` source is looked up by its base name,
+    /// which names no volume, so it is not counted.
+    pub counted_volumes: BTreeMap<VolumeId, u32>,
+    /// When the node last went down (Nomad's node GC measures from it).
+    pub down_since: Millis,
 }
 
 /// Adds one reference to `key`.
@@ -109,6 +118,12 @@ pub struct VolumeState {
     /// What the plugin has published, the basis of "violation".
     pub published_counts: ClaimCounts,
     pub violating_since: Option<Millis>,
+    /// The mode the first claim set (Nomad's setModesFromClaim); cleared
+    /// when the last claim is freed. `None`: no claim, mode unknown.
+    pub claimed_mode: Option<Capability>,
+    /// When the claims last changed (the volume's ModifyTime, which the
+    /// claim GC's threshold is measured from).
+    pub modified_at: Millis,
 }
 
 impl VolumeState {
@@ -170,6 +185,8 @@ pub struct Alloc {
     pub node: NodeId,
     pub state: AllocState,
     pub volumes: Vec<(VolumeId, ClaimMode)>,
+    /// The access and attachment mode each of `volumes` is claimed in.
+    pub claim_modes: Vec<Capability>,
     /// Which of `volumes` the client is claiming or publishing.
     pub next_volume: usize,
     /// Client claim retries (validate, plan-aware): next backoff and deadline.
@@ -181,8 +198,9 @@ pub struct Alloc {
     pub reschedule_history: Vec<(Millis, Millis)>,
     /// Nodes this allocation's predecessors failed on (reschedule penalty).
     pub penalty_nodes: Vec<NodeId>,
-    /// A delayed evaluation is already scheduled to reschedule this allocation.
-    pub followup_scheduled: bool,
+    /// When the delayed evaluation that will reschedule this allocation
+    /// runs (Nomad's FollowupEvalID), if one is scheduled.
+    pub followup_at: Option<Millis>,
     /// The node is draining: the scheduler must move this allocation.
     pub migrate: bool,
 }
