@@ -631,6 +631,9 @@ impl Simulation<'_> {
             return Err(FilterReason::CsiTopology);
         }
         let state = &self.volumes[volume.index()];
+        if mode == ClaimMode::Write && !write_schedulable(state.claimed_mode, volume_spec) {
+            return Err(FilterReason::CsiReadOnly(volume));
+        }
         if self.policy.plan_aware_claims() {
             let proposed = ctx.claims.get(&volume).copied().unwrap_or_default();
             let access_mode = state.claimed_mode.map_or(claim.access_mode, |m| m.access_mode);
@@ -642,17 +645,13 @@ impl Simulation<'_> {
             );
         }
         // Nomad's own check (the same at both releases): readers only need a
-        // schedulable volume; a writer needs a mode that allows writers and,
-        // if the write claims are used up, only writers of its own job.
-        if mode == ClaimMode::Write {
-            if !write_schedulable(state.claimed_mode, volume_spec) {
-                return Err(FilterReason::CsiReadOnly(volume));
-            }
-            if write_claims_exhausted(state.claimed_mode, state.ledger_counts)
-                && state.other_job_writes(group.job)
-            {
-                return Err(FilterReason::CsiNoWriterClaims(volume));
-            }
+        // schedulable volume; a writer, once the write claims are used up,
+        // is refused only beside writers of another job.
+        if mode == ClaimMode::Write
+            && write_claims_exhausted(state.claimed_mode, state.ledger_counts)
+            && state.other_job_writes(group.job)
+        {
+            return Err(FilterReason::CsiNoWriterClaims(volume));
         }
         Ok(())
     }
