@@ -41,8 +41,9 @@ impl Policy {
     }
 
     /// Job registration refuses single-node volumes shared by count > 1
-    /// (Nomad 1.3+). Plan-aware drops this check: its scheduler places one
-    /// allocation and blocks the rest, which the check only approximates.
+    /// (Nomad 1.3+). The proposed fix replaces this heuristic: plan-aware's
+    /// scheduler places what the access mode allows and blocks the rest, so
+    /// plan-aware keeps only the per-request validation of every release.
     pub fn validates_registration(self) -> bool {
         matches!(self, Policy::Validate)
     }

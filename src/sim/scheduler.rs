@@ -148,6 +148,14 @@ impl Simulation<'_> {
         };
         let mut failures: BTreeMap<GroupRef, PlacementFailure> = BTreeMap::new();
         for want in wants {
+            // generic_sched.go computePlacements: once a group failed to
+            // place in this evaluation, its other placements are not tried,
+            // only coalesced into the failure.
+            if let Some(failure) = failures.get_mut(&want.group) {
+                failure.unplaced += 1;
+                self.blocked.insert(job);
+                continue;
+            }
             let volumes = self.resolve_volumes(want.group, want.index);
             // A rescheduled allocation avoids the nodes its predecessors failed on.
             let penalty = match want.previous {
@@ -186,8 +194,6 @@ impl Simulation<'_> {
                     self.metrics.infeasible += 1;
                     self.blocked.insert(job);
                     let detail = top_reason(&filtered).describe(self.scenario);
-                    // Like Nomad, report the first failure of each group and
-                    // count the rest as coalesced into it.
                     failures
                         .entry(want.group)
                         .or_insert_with(|| {
