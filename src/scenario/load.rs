@@ -1156,7 +1156,9 @@ fn positive(field: &str, interval: Millis) -> Result<Millis, Fail> {
     if interval == Millis::ZERO {
         return Err((
             None,
-            format!("cluster.{field}: must be longer than 0s (it is how often a periodic job runs)"),
+            format!(
+                "cluster.{field}: must be longer than 0s (it is how often a periodic job runs)"
+            ),
         ));
     }
     Ok(interval)

@@ -160,7 +160,10 @@ impl Simulation<'_> {
             count_up(&mut node.alloc_volumes, volume);
         }
         for volume in self.counted_sources(placement.group) {
-            count_up(&mut self.nodes[placement.node.index()].counted_volumes, volume);
+            count_up(
+                &mut self.nodes[placement.node.index()].counted_volumes,
+                volume,
+            );
         }
         for &(volume, mode) in &placement.volumes {
             let state = &mut self.volumes[volume.index()];

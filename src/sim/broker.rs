@@ -38,9 +38,7 @@ impl Simulation<'_> {
         let priority = self.scenario.jobs[job.index()].priority;
         let seq = self.broker.next_seq;
         self.broker.next_seq += 1;
-        self.broker
-            .ready
-            .insert((Reverse(priority), seq), job);
+        self.broker.ready.insert((Reverse(priority), seq), job);
         self.dispatch();
     }
 

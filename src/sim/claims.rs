@@ -150,25 +150,65 @@ mod tests {
         let file = capability(SingleNodeWriter);
         // A writer beside a reader on single-node-writer: granted (write claims only).
         assert_eq!(
-            server_check(V2_0_5, &snw, mode(SingleNodeWriter), counts(1, 0), Write, file, true),
+            server_check(
+                V2_0_5,
+                &snw,
+                mode(SingleNodeWriter),
+                counts(1, 0),
+                Write,
+                file,
+                true
+            ),
             Ok(())
         );
         // A reader beside a writer: refused in 2.0.5, granted in 1.2.6.
         assert_eq!(
-            server_check(V2_0_5, &snw, mode(SingleNodeWriter), counts(0, 1), Read, file, true),
+            server_check(
+                V2_0_5,
+                &snw,
+                mode(SingleNodeWriter),
+                counts(0, 1),
+                Read,
+                file,
+                true
+            ),
             Err(ClaimError::MaxClaims)
         );
         assert_eq!(
-            server_check(V1_2_6, &snw, mode(SingleNodeWriter), counts(0, 1), Read, file, true),
+            server_check(
+                V1_2_6,
+                &snw,
+                mode(SingleNodeWriter),
+                counts(0, 1),
+                Read,
+                file,
+                true
+            ),
             Ok(())
         );
         // A second writer of the same job: 1.2.6 grants it, 2.0.5 refuses.
         assert_eq!(
-            server_check(V1_2_6, &snw, mode(SingleNodeWriter), counts(0, 1), Write, file, false),
+            server_check(
+                V1_2_6,
+                &snw,
+                mode(SingleNodeWriter),
+                counts(0, 1),
+                Write,
+                file,
+                false
+            ),
             Ok(())
         );
         assert_eq!(
-            server_check(V1_2_6, &snw, mode(SingleNodeWriter), counts(0, 1), Write, file, true),
+            server_check(
+                V1_2_6,
+                &snw,
+                mode(SingleNodeWriter),
+                counts(0, 1),
+                Write,
+                file,
+                true
+            ),
             Err(ClaimError::MaxClaims)
         );
         // A writer on a reader-only volume is unschedulable, not retryable.
@@ -178,7 +218,15 @@ mod tests {
         assert!(ClaimError::MaxClaims.retryable());
         // A second reader of single-node-reader-only.
         assert_eq!(
-            server_check(V2_0_5, &snro, mode(SingleNodeReaderOnly), counts(1, 0), Read, file, false),
+            server_check(
+                V2_0_5,
+                &snro,
+                mode(SingleNodeReaderOnly),
+                counts(1, 0),
+                Read,
+                file,
+                false
+            ),
             Err(ClaimError::MaxClaims)
         );
         // Another attachment mode than the claimed one.
@@ -187,15 +235,29 @@ mod tests {
             attachment_mode: AttachmentMode::BlockDevice,
         };
         assert_eq!(
-            server_check(V1_2_6, &snw, mode(SingleNodeWriter), counts(1, 0), Read, block, false),
+            server_check(
+                V1_2_6,
+                &snw,
+                mode(SingleNodeWriter),
+                counts(1, 0),
+                Read,
+                block,
+                false
+            ),
             Err(ClaimError::AttachmentMode)
         );
-        assert_eq!(ClaimError::MaxClaims.message(V1_2_6), "volume max claim reached");
+        assert_eq!(
+            ClaimError::MaxClaims.message(V1_2_6),
+            "volume max claim reached"
+        );
     }
 
     #[test]
     fn unclaimed_volume_is_judged_by_its_capabilities() {
-        let either = volume(&[AccessMode::MultiNodeReaderOnly, AccessMode::SingleNodeWriter]);
+        let either = volume(&[
+            AccessMode::MultiNodeReaderOnly,
+            AccessMode::SingleNodeWriter,
+        ]);
         assert!(write_schedulable(None, &either));
         let readers = volume(&[AccessMode::MultiNodeReaderOnly]);
         assert!(!write_schedulable(None, &readers));

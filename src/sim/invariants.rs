@@ -44,11 +44,15 @@ impl Simulation<'_> {
         // CSIVolumesByNodeID: allocations with desired status run (live,
         // failed, complete) count their sources.
         let mut counted_volumes = vec![BTreeMap::<VolumeId, u32>::new(); self.nodes.len()];
-        for alloc in self.allocs.iter().filter(|a| {
-            !matches!(a.state, AllocState::Lost | AllocState::Stopped)
-        }) {
+        for alloc in self
+            .allocs
+            .iter()
+            .filter(|a| !matches!(a.state, AllocState::Lost | AllocState::Stopped))
+        {
             for volume in self.counted_sources(alloc.group) {
-                *counted_volumes[alloc.node.index()].entry(volume).or_default() += 1;
+                *counted_volumes[alloc.node.index()]
+                    .entry(volume)
+                    .or_default() += 1;
             }
         }
         for &(volume, alloc) in &self.awaiting_claim_gc {

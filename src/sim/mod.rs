@@ -5,6 +5,7 @@
 
 mod applier;
 mod broker;
+pub mod claims;
 mod client;
 pub mod feasibility;
 mod invariants;
@@ -14,7 +15,6 @@ mod scheduler;
 pub mod state;
 mod timeline;
 pub mod trace;
-pub mod claims;
 
 use crate::engine::queue::EventQueue;
 use crate::engine::rng::{SimRng, Stream};

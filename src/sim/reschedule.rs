@@ -16,7 +16,11 @@ pub const FOLLOWUP_BATCH: Millis = Millis::from_secs(5);
 /// the allocation failed. Exponential and fibonacci grow from `delay` and are
 /// capped at `max_delay`; a capped delay starts over at `delay` once the
 /// allocation ran longer than it since the last reschedule.
-pub fn next_delay(policy: &ReschedulePolicy, previous: &[(Millis, Millis)], failed_at: Millis) -> Millis {
+pub fn next_delay(
+    policy: &ReschedulePolicy,
+    previous: &[(Millis, Millis)],
+    failed_at: Millis,
+) -> Millis {
     let grown = match policy.delay_function {
         DelayFunction::Constant => return policy.delay,
         DelayFunction::Exponential => match previous.last() {

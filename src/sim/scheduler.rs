@@ -16,10 +16,10 @@ use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::access::{ClaimCounts, ClaimMode};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
+use crate::model::policy::NomadVersion;
 use crate::model::scenario::{
     Capability, Constraint, ConstraintTarget, Scenario, SchedulerAlgorithm, VolumeSource,
 };
-use crate::model::policy::NomadVersion;
 use crate::model::time::Millis;
 
 /// What a worker hands to the plan applier.
@@ -585,7 +585,9 @@ impl Simulation<'_> {
             .collect();
         if !missing.is_empty() {
             return Err(match self.policy.nomad() {
-                NomadVersion::V1_2_6 => FilterReason::CsiVolumeMissingLegacy(missing[0].to_string()),
+                NomadVersion::V1_2_6 => {
+                    FilterReason::CsiVolumeMissingLegacy(missing[0].to_string())
+                }
                 NomadVersion::V2_0_5 => FilterReason::CsiVolumeMissing(missing.join(", ")),
             });
         }
@@ -642,7 +644,9 @@ impl Simulation<'_> {
         }
         if self.policy.plan_aware_claims() {
             let proposed = ctx.claims.get(&volume).copied().unwrap_or_default();
-            let access_mode = state.claimed_mode.map_or(claim.access_mode, |m| m.access_mode);
+            let access_mode = state
+                .claimed_mode
+                .map_or(claim.access_mode, |m| m.access_mode);
             return plan_aware_claim_check(
                 volume,
                 access_mode,

@@ -46,11 +46,17 @@ impl Simulation<'_> {
                     Some(mode) if !mode.allows_writers() && request.mode == ClaimMode::Write => {
                         Some(format!("{mode} volumes must be read-only"))
                     }
-                    Some(mode) if self.policy.validates_registration() && count > 1 && !per_alloc => {
+                    Some(mode)
+                        if self.policy.validates_registration() && count > 1 && !per_alloc =>
+                    {
                         match mode {
                             AccessMode::SingleNodeReaderOnly => Some("allows only one reader"),
-                            AccessMode::SingleNodeWriter => Some("allows only one reader or writer"),
-                            AccessMode::MultiNodeSingleWriter if request.mode == ClaimMode::Write => {
+                            AccessMode::SingleNodeWriter => {
+                                Some("allows only one reader or writer")
+                            }
+                            AccessMode::MultiNodeSingleWriter
+                                if request.mode == ClaimMode::Write =>
+                            {
                                 Some("allows only one writer")
                             }
                             _ => None,
