@@ -141,7 +141,7 @@ pub struct PluginSpec {
     pub publish_latency: Millis,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum AttachmentMode {
     FileSystem,
     BlockDevice,
@@ -157,7 +157,7 @@ impl AttachmentMode {
 }
 
 /// One way a volume can be used (Nomad's `capability` block).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Capability {
     pub access_mode: AccessMode,
     pub attachment_mode: AttachmentMode,

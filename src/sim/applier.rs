@@ -88,10 +88,12 @@ impl Simulation<'_> {
                         .plan_aware_counts()
                         .plus(accepted_claims.get(&volume).copied().unwrap_or_default())
                         .plus(mine.get(&volume).copied().unwrap_or_default());
-                    let access_mode = self.volumes[volume.index()]
-                        .claimed_mode
-                        .map_or(placement.claim_modes[i].access_mode, |m| m.access_mode);
-                    plan_aware_claim_check(volume, access_mode, held, mode)
+                    let claim = placement.claim_modes[i];
+                    let pinned = self.volumes[volume.index()].pinned_mode();
+                    if pinned.is_some_and(|p| p != claim) {
+                        return Err(FilterReason::CsiModeConflict(volume).describe(self.scenario));
+                    }
+                    plan_aware_claim_check(volume, claim.access_mode, held, mode)
                         .map_err(|reason| reason.describe(self.scenario))?;
                     mine.entry(volume).or_default().add(mode);
                 }
@@ -165,10 +167,11 @@ impl Simulation<'_> {
                 volume,
             );
         }
-        for &(volume, mode) in &placement.volumes {
+        for (&(volume, mode), &claim) in placement.volumes.iter().zip(&placement.claim_modes) {
             let state = &mut self.volumes[volume.index()];
             state.reserved.insert(id, mode);
             state.reserved_counts.add(mode);
+            count_up(&mut state.reserved_caps, claim);
         }
         let job = &mut self.jobs[placement.group.job.index()];
         job.latest[placement.group.group_index()].insert(placement.index, id);

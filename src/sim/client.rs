@@ -154,6 +154,7 @@ impl Simulation<'_> {
         state.modified_at = now;
         if state.reserved.remove(&id).is_some() {
             state.reserved_counts.remove(mode);
+            count_down(&mut state.reserved_caps, claim);
         }
         state.ledger.insert(
             id,
@@ -321,6 +322,7 @@ impl Simulation<'_> {
         }
         let (group, index, node) = (alloc.group, alloc.index, alloc.node);
         let volumes = alloc.volumes.clone();
+        let claim_modes = alloc.claim_modes.clone();
         let job = &mut self.jobs[group.job.index()];
         if was_running {
             job.running[group.group_index()] -= 1;
@@ -344,10 +346,11 @@ impl Simulation<'_> {
                 count_down(&mut self.nodes[node.index()].counted_volumes, volume);
             }
         }
-        for (volume, mode) in volumes {
+        for ((volume, mode), claim) in volumes.into_iter().zip(claim_modes) {
             let state = &mut self.volumes[volume.index()];
             if state.reserved.remove(&id).is_some() {
                 state.reserved_counts.remove(mode);
+                count_down(&mut state.reserved_caps, claim);
             }
             if state.ledger.contains_key(&id) {
                 self.begin_release(id, volume);

@@ -46,6 +46,9 @@ pub enum FilterReason {
     /// The node's computed class already failed the job's or group's
     /// checks in this evaluation (Nomad's FeasibilityWrapper fast path).
     ComputedClassIneligible,
+    /// Plan-aware: the volume is, or will be, claimed in another access or
+    /// attachment mode (the fix's own words, not Nomad's).
+    CsiModeConflict(VolumeId),
 }
 
 impl FilterReason {
@@ -105,6 +108,10 @@ impl FilterReason {
             FilterReason::NoNodes => "No nodes were eligible for evaluation".to_string(),
             FilterReason::CsiVolumeMissingLegacy(name) => format!("missing CSI Volume {name}"),
             FilterReason::ComputedClassIneligible => "computed class ineligible".to_string(),
+            FilterReason::CsiModeConflict(v) => format!(
+                "CSI volume {} is claimed in another access or attachment mode",
+                volume(v)
+            ),
         }
     }
 

@@ -158,6 +158,20 @@ impl Simulation<'_> {
                 volume.reserved_counts, reserved,
                 "volume {name} reserved counts"
             );
+            let mut reserved_caps = BTreeMap::new();
+            for alloc in volume.reserved.keys() {
+                let alloc = &self.allocs[alloc.index()];
+                let at = alloc
+                    .volumes
+                    .iter()
+                    .position(|&(v, _)| v.index() == index)
+                    .expect("a reserving allocation mounts the volume");
+                *reserved_caps.entry(alloc.claim_modes[at]).or_insert(0u32) += 1;
+            }
+            assert_eq!(
+                volume.reserved_caps, reserved_caps,
+                "volume {name} reserved modes"
+            );
             assert_eq!(
                 volume.published_counts, published,
                 "volume {name} published counts"

@@ -71,6 +71,8 @@ struct PlanContext {
     resources: Vec<(u64, u64)>,
     group_on_node: BTreeMap<(NodeId, GroupRef), u32>,
     claims: BTreeMap<VolumeId, ClaimCounts>,
+    /// The mode the plan's first placement on each volume claims in.
+    modes: BTreeMap<VolumeId, Capability>,
     node_volumes: BTreeMap<NodeId, BTreeSet<VolumeId>>,
     /// Nomad's EvalEligibility: whether the job's constraints, and each
     /// group's checks, passed on a computed class (absent: not yet known).
@@ -179,7 +181,7 @@ impl Simulation<'_> {
                                 }
                             })
                             .unzip();
-                    self.propose(&mut ctx, node, want.group, &volumes);
+                    self.propose(&mut ctx, node, want.group, &volumes, &claim_modes);
                     plan.placements.push(Placement {
                         group: want.group,
                         index: want.index,
@@ -643,13 +645,16 @@ impl Simulation<'_> {
             return Err(FilterReason::CsiReadOnly(volume));
         }
         if self.policy.plan_aware_claims() {
+            // Every user of a volume claims in one mode, so whichever claims
+            // first, the mode the checks assumed is the mode the volume gets.
+            let pinned = state.pinned_mode().or(ctx.modes.get(&volume).copied());
+            if pinned.is_some_and(|p| p != claim) {
+                return Err(FilterReason::CsiModeConflict(volume));
+            }
             let proposed = ctx.claims.get(&volume).copied().unwrap_or_default();
-            let access_mode = state
-                .claimed_mode
-                .map_or(claim.access_mode, |m| m.access_mode);
             return plan_aware_claim_check(
                 volume,
-                access_mode,
+                claim.access_mode,
                 state.plan_aware_counts().plus(proposed),
                 mode,
             );
@@ -702,14 +707,16 @@ impl Simulation<'_> {
         node: NodeId,
         group: GroupRef,
         volumes: &[(VolumeId, ClaimMode)],
+        claim_modes: &[Capability],
     ) {
         let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
         let entry = &mut ctx.resources[node.index()];
         entry.0 += spec.cpu;
         entry.1 += spec.memory;
         *ctx.group_on_node.entry((node, group)).or_default() += 1;
-        for &(volume, mode) in volumes {
+        for (&(volume, mode), &claim) in volumes.iter().zip(claim_modes) {
             ctx.claims.entry(volume).or_default().add(mode);
+            ctx.modes.entry(volume).or_insert(claim);
             ctx.node_volumes.entry(node).or_default().insert(volume);
         }
     }

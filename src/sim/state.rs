@@ -115,6 +115,8 @@ pub struct VolumeState {
     /// Only the plan-aware scheduler looks at these.
     pub reserved: BTreeMap<AllocId, ClaimMode>,
     pub reserved_counts: ClaimCounts,
+    /// The modes the `reserved` allocations will claim in, counted.
+    pub reserved_caps: BTreeMap<Capability, u32>,
     /// What the plugin has published, the basis of "violation".
     pub published_counts: ClaimCounts,
     pub violating_since: Option<Millis>,
@@ -131,6 +133,14 @@ impl VolumeState {
     /// plus every live allocation that will claim.
     pub fn plan_aware_counts(&self) -> ClaimCounts {
         self.ledger_counts.plus(self.reserved_counts)
+    }
+
+    /// The mode the volume has or, unclaimed, will have once a reserved
+    /// allocation claims it (plan-aware keeps every user of a volume in
+    /// one mode, so there is at most one).
+    pub fn pinned_mode(&self) -> Option<Capability> {
+        self.claimed_mode
+            .or_else(|| self.reserved_caps.keys().next().copied())
     }
 
     /// Whether a job other than `job` holds a writer claim.
