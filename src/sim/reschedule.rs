@@ -112,7 +112,7 @@ mod tests {
         let mut now = Millis::ZERO;
         for _ in 0..n {
             let delay = next_delay(policy, &history, now);
-            now = now + delay;
+            now += delay;
             history.push((now, delay));
         }
         history.iter().map(|(_, d)| d.0 / 1000).collect()
