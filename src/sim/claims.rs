@@ -138,114 +138,137 @@ mod tests {
         ClaimCounts { readers, writers }
     }
 
-    /// structs.TestCSIVolume_Claim-style table, written from csi.go at both tags.
+    /// A table written from csi.go's claimRead / claimWrite at both tags.
     #[test]
     fn server_checks_follow_each_release() {
         use AccessMode::*;
         use ClaimMode::*;
         use NomadVersion::*;
-        let snw = volume(&[SingleNodeWriter]);
-        let snro = volume(&[SingleNodeReaderOnly]);
-        let mode = |m| Some(capability(m));
-        let file = capability(SingleNodeWriter);
-        // A writer beside a reader on single-node-writer: granted (write claims only).
-        assert_eq!(
-            server_check(
-                V2_0_5,
-                &snw,
-                mode(SingleNodeWriter),
-                counts(1, 0),
-                Write,
-                file,
-                true
-            ),
-            Ok(())
-        );
-        // A reader beside a writer: refused in 2.0.5, granted in 1.2.6.
-        assert_eq!(
-            server_check(
-                V2_0_5,
-                &snw,
-                mode(SingleNodeWriter),
-                counts(0, 1),
-                Read,
-                file,
-                true
-            ),
-            Err(ClaimError::MaxClaims)
-        );
-        assert_eq!(
-            server_check(
-                V1_2_6,
-                &snw,
-                mode(SingleNodeWriter),
-                counts(0, 1),
-                Read,
-                file,
-                true
-            ),
-            Ok(())
-        );
-        // A second writer of the same job: 1.2.6 grants it, 2.0.5 refuses.
-        assert_eq!(
-            server_check(
-                V1_2_6,
-                &snw,
-                mode(SingleNodeWriter),
-                counts(0, 1),
-                Write,
-                file,
-                false
-            ),
-            Ok(())
-        );
-        assert_eq!(
-            server_check(
-                V1_2_6,
-                &snw,
-                mode(SingleNodeWriter),
-                counts(0, 1),
-                Write,
-                file,
-                true
-            ),
-            Err(ClaimError::MaxClaims)
-        );
-        // A writer on a reader-only volume is unschedulable, not retryable.
-        let refused = server_check(V2_0_5, &snro, None, counts(0, 0), Write, file, false);
-        assert_eq!(refused, Err(ClaimError::Unschedulable));
-        assert!(!ClaimError::Unschedulable.retryable());
-        assert!(ClaimError::MaxClaims.retryable());
-        // A second reader of single-node-reader-only.
-        assert_eq!(
-            server_check(
-                V2_0_5,
-                &snro,
-                mode(SingleNodeReaderOnly),
-                counts(1, 0),
-                Read,
-                file,
-                false
-            ),
-            Err(ClaimError::MaxClaims)
-        );
-        // Another attachment mode than the claimed one.
         let block = Capability {
             access_mode: SingleNodeWriter,
             attachment_mode: AttachmentMode::BlockDevice,
         };
-        assert_eq!(
-            server_check(
+        let file = capability(SingleNodeWriter);
+        let max = Err(ClaimError::MaxClaims);
+        // (release, volume modes, current mode, readers, writers, request,
+        //  claim, another job writes, expected)
+        let table = [
+            // A writer beside a reader on single-node-writer: only write
+            // claims count, so it is granted.
+            (
+                V2_0_5,
+                SingleNodeWriter,
+                true,
+                1,
+                0,
+                Write,
+                file,
+                true,
+                Ok(()),
+            ),
+            // A reader beside a writer: refused in 2.0.5, granted in 1.2.6.
+            (V2_0_5, SingleNodeWriter, true, 0, 1, Read, file, true, max),
+            (
                 V1_2_6,
-                &snw,
-                mode(SingleNodeWriter),
-                counts(1, 0),
+                SingleNodeWriter,
+                true,
+                0,
+                1,
+                Read,
+                file,
+                true,
+                Ok(()),
+            ),
+            // A second writer: 1.2.6 refuses only another job's.
+            (
+                V1_2_6,
+                SingleNodeWriter,
+                true,
+                0,
+                1,
+                Write,
+                file,
+                false,
+                Ok(()),
+            ),
+            (V1_2_6, SingleNodeWriter, true, 0, 1, Write, file, true, max),
+            (
+                V2_0_5,
+                SingleNodeWriter,
+                true,
+                0,
+                1,
+                Write,
+                file,
+                false,
+                max,
+            ),
+            // A writer on a reader-only volume is unschedulable.
+            (
+                V2_0_5,
+                SingleNodeReaderOnly,
+                false,
+                0,
+                0,
+                Write,
+                file,
+                false,
+                Err(ClaimError::Unschedulable),
+            ),
+            // A second reader of single-node-reader-only.
+            (
+                V2_0_5,
+                SingleNodeReaderOnly,
+                true,
+                1,
+                0,
+                Read,
+                file,
+                false,
+                max,
+            ),
+            (
+                V1_2_6,
+                SingleNodeReaderOnly,
+                true,
+                1,
+                0,
+                Read,
+                file,
+                false,
+                Ok(()),
+            ),
+            // Another attachment mode than the claimed one.
+            (
+                V1_2_6,
+                SingleNodeWriter,
+                true,
+                1,
+                0,
                 Read,
                 block,
-                false
+                false,
+                Err(ClaimError::AttachmentMode),
             ),
-            Err(ClaimError::AttachmentMode)
-        );
+        ];
+        for (version, access, claimed, readers, writers, request, claim, other, expected) in table {
+            let mode = claimed.then(|| capability(access));
+            let got = server_check(
+                version,
+                &volume(&[access]),
+                mode,
+                counts(readers, writers),
+                request,
+                claim,
+                other,
+            );
+            assert_eq!(
+                got, expected,
+                "{version:?} {access} {readers}r/{writers}w {request:?}"
+            );
+        }
+        assert!(!ClaimError::Unschedulable.retryable());
+        assert!(ClaimError::MaxClaims.retryable());
         assert_eq!(
             ClaimError::MaxClaims.message(V1_2_6),
             "volume max claim reached"
