@@ -147,15 +147,6 @@ pub enum AttachmentMode {
     BlockDevice,
 }
 
-impl AttachmentMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            AttachmentMode::FileSystem => "file-system",
-            AttachmentMode::BlockDevice => "block-device",
-        }
-    }
-}
-
 /// One way a volume can be used (Nomad's `capability` block).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Capability {
