@@ -135,6 +135,8 @@ struct Simulation<'s> {
     claim_gc_scheduled: bool,
     /// Each node's computed class (Nomad's ComputedClass), as a dense index.
     node_classes: Vec<u32>,
+    /// How many distinct computed classes there are.
+    class_count: usize,
 }
 
 impl<'s> Simulation<'s> {
@@ -185,6 +187,7 @@ impl<'s> Simulation<'s> {
         for (index, job) in scenario.jobs.iter().enumerate() {
             queue.schedule(job.submit_at, Event::JobSubmit(JobId::from_index(index)));
         }
+        let node_classes = scheduler::computed_classes(scenario);
         Simulation {
             scenario,
             policy: options.policy,
@@ -207,7 +210,8 @@ impl<'s> Simulation<'s> {
             steps: 0,
             awaiting_claim_gc: Default::default(),
             claim_gc_scheduled: false,
-            node_classes: scheduler::computed_classes(scenario),
+            class_count: node_classes.iter().max().map_or(0, |&c| c as usize + 1),
+            node_classes,
         }
     }
 

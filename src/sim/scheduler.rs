@@ -76,8 +76,10 @@ struct PlanContext {
     node_volumes: BTreeMap<NodeId, BTreeSet<VolumeId>>,
     /// Nomad's EvalEligibility: whether the job's constraints, and each
     /// group's checks, passed on a computed class (absent: not yet known).
-    job_classes: BTreeMap<u32, bool>,
-    group_classes: BTreeMap<(GroupRef, u32), bool>,
+    /// Indexed by class, and by group then class (vectors: this is looked
+    /// up for every node visited).
+    job_classes: Vec<Option<bool>>,
+    group_classes: Vec<Option<bool>>,
     /// Set when 1.2.6's wrapper ends the node iteration early.
     stop_iterating: bool,
 }
@@ -146,6 +148,11 @@ impl Simulation<'_> {
         let mut ctx = PlanContext {
             order: self.candidate_nodes(job),
             resources: vec![(0, 0); self.nodes.len()],
+            job_classes: vec![None; self.class_count],
+            group_classes: vec![
+                None;
+                self.class_count * self.scenario.jobs[job.index()].groups.len()
+            ],
             ..PlanContext::default()
         };
         let mut failures: BTreeMap<GroupRef, PlacementFailure> = BTreeMap::new();
@@ -482,7 +489,8 @@ impl Simulation<'_> {
         let class = self.node_classes[node.index()];
 
         let job_escaped = escapes(&job_spec.constraints);
-        match ctx.job_classes.get(&class) {
+        let classes = self.class_count;
+        match ctx.job_classes[class as usize] {
             Some(false) => return Err(FilterReason::ComputedClassIneligible),
             Some(true) => {}
             None => {
@@ -491,7 +499,7 @@ impl Simulation<'_> {
                     .iter()
                     .position(|c| !constraint_holds(c, node_spec));
                 if !job_escaped {
-                    ctx.job_classes.insert(class, failed.is_none());
+                    ctx.job_classes[class as usize] = Some(failed.is_none());
                 }
                 if let Some(index) = failed {
                     return Err(FilterReason::Constraint { group, index });
@@ -502,7 +510,7 @@ impl Simulation<'_> {
         let cached = if group_escaped {
             None
         } else {
-            ctx.group_classes.get(&(group, class)).copied()
+            ctx.group_classes[group.group_index() * classes + class as usize]
         };
         match cached {
             Some(false) => return Err(FilterReason::ComputedClassIneligible),
@@ -528,7 +536,8 @@ impl Simulation<'_> {
                         })
                 };
                 if !group_escaped {
-                    ctx.group_classes.insert((group, class), problem.is_none());
+                    ctx.group_classes[group.group_index() * classes + class as usize] =
+                        Some(problem.is_none());
                 }
                 if let Some(reason) = problem {
                     return Err(reason);
