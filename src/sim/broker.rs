@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::ids::JobId;
+use crate::model::time::Millis;
 
 /// Nomad's worker retries a plan that the applier partly rejected until this
 /// many passes in a row made no progress (service, batch), then blocks the
@@ -110,11 +111,41 @@ impl Simulation<'_> {
                 return;
             }
             self.blocked.insert(job);
+            self.block_after_max_plans(job);
         }
         self.jobs[job.index()].eval_in_flight = false;
         if std::mem::take(&mut self.jobs[job.index()].eval_dirty) {
             self.enqueue_eval(job);
         }
         self.dispatch();
+    }
+}
+
+/// Nomad's leader re-enqueues max-plans blocked evaluations every minute.
+const FAILED_EVAL_UNBLOCK_INTERVAL: Millis = Millis::from_secs(60);
+
+impl Simulation<'_> {
+    /// The evaluation gave up after its plan retries: Nomad blocks it with
+    /// trigger max-plans, which the leader also retries once a minute.
+    fn block_after_max_plans(&mut self, job: JobId) {
+        self.max_plans_blocked.insert(job);
+        if !self.unblock_failed_scheduled {
+            self.unblock_failed_scheduled = true;
+            let interval = FAILED_EVAL_UNBLOCK_INTERVAL.0;
+            // The leader's ticker fires at whole minutes.
+            let next = Millis((self.now().0 / interval + 1) * interval);
+            self.at(next, Event::UnblockFailed);
+        }
+    }
+
+    /// blocked_evals.go UnblockFailed: every max-plans blocked evaluation
+    /// goes back to the broker.
+    pub(super) fn unblock_failed(&mut self) {
+        self.unblock_failed_scheduled = false;
+        for job in std::mem::take(&mut self.max_plans_blocked) {
+            if self.blocked.remove(&job) {
+                self.enqueue_eval(job);
+            }
+        }
     }
 }

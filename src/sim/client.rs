@@ -376,7 +376,7 @@ impl Simulation<'_> {
             // Nomad creates an evaluation when an allocation fails.
             self.enqueue_eval(group.job);
         }
-        self.unblock();
+        self.unblock_class(node);
     }
 
     /// Claims are released asynchronously. A live client unpublishes its

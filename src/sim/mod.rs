@@ -100,6 +100,9 @@ enum Event {
     ClaimFreed(AllocId, VolumeId),
     /// The leader's periodic claim GC (`csi_volume_claim_gc_interval`).
     ClaimGc,
+    /// The leader's once-a-minute re-enqueue of evaluations blocked after
+    /// exhausting their plan retries (blocked_evals.go UnblockFailed).
+    UnblockFailed,
 }
 
 struct Simulation<'s> {
@@ -137,6 +140,13 @@ struct Simulation<'s> {
     node_classes: Vec<u32>,
     /// How many distinct computed classes there are.
     class_count: usize,
+    /// Jobs blocked because their evaluation exhausted its plan retries
+    /// (Nomad's max-plans blocked evaluations), and whether a sweep is queued.
+    max_plans_blocked: BTreeSet<JobId>,
+    unblock_failed_scheduled: bool,
+    /// For each blocked job, its evaluation's class eligibility (Nomad's
+    /// ClassEligibility; `None`: not seen) and whether it escaped.
+    blocked_classes: BTreeMap<JobId, (bool, Vec<Option<bool>>)>,
 }
 
 impl<'s> Simulation<'s> {
@@ -212,6 +222,9 @@ impl<'s> Simulation<'s> {
             claim_gc_scheduled: false,
             class_count: node_classes.iter().max().map_or(0, |&c| c as usize + 1),
             node_classes,
+            max_plans_blocked: Default::default(),
+            unblock_failed_scheduled: false,
+            blocked_classes: Default::default(),
         }
     }
 
@@ -268,6 +281,7 @@ impl<'s> Simulation<'s> {
             Event::ControllerDetach(alloc, volume) => self.controller_detach(alloc, volume),
             Event::ClaimFreed(alloc, volume) => self.claim_freed(alloc, volume),
             Event::ClaimGc => self.claim_gc(),
+            Event::UnblockFailed => self.unblock_failed(),
         }
     }
 
@@ -355,6 +369,26 @@ impl<'s> Simulation<'s> {
     fn unblock(&mut self) {
         for job in std::mem::take(&mut self.blocked) {
             self.enqueue_eval(job);
+        }
+    }
+
+    /// A node changed, or an allocation on it stopped: Nomad's
+    /// blocked_evals.go Unblock(class) retries every blocked job except those
+    /// whose evaluation found the node's computed class ineligible (and did
+    /// not escape its class).
+    fn unblock_class(&mut self, node: NodeId) {
+        let class = self.node_classes[node.index()] as usize;
+        let blocked = std::mem::take(&mut self.blocked);
+        for job in blocked {
+            let skip = self
+                .blocked_classes
+                .get(&job)
+                .is_some_and(|(escaped, classes)| !escaped && classes[class] == Some(false));
+            if skip {
+                self.blocked.insert(job);
+            } else {
+                self.enqueue_eval(job);
+            }
         }
     }
 

@@ -219,7 +219,40 @@ impl Simulation<'_> {
             }
         }
         self.note_placement_failures(job, failures);
+        if self.blocked.contains(&job) {
+            let eligibility = self.class_eligibility(job, &ctx);
+            self.blocked_classes.insert(job, eligibility);
+        }
         plan
+    }
+
+    /// The evaluation's class eligibility as a blocked evaluation keeps it
+    /// (EvalEligibility.GetClasses: eligible for any group wins over
+    /// ineligible; the job's constraints failing makes it ineligible), and
+    /// whether a constraint escaped the classes (EvalEligibility.HasEscaped).
+    fn class_eligibility(&self, job: JobId, ctx: &PlanContext) -> (bool, Vec<Option<bool>>) {
+        let spec = &self.scenario.jobs[job.index()];
+        let count = self.class_count;
+        let mut classes = vec![None; count];
+        for group in ctx.group_classes.chunks(count.max(1)) {
+            for (class, &seen) in classes.iter_mut().zip(group) {
+                match seen {
+                    Some(true) => *class = Some(true),
+                    Some(false) if class.is_none() => *class = Some(false),
+                    _ => {}
+                }
+            }
+        }
+        for (class, &seen) in classes.iter_mut().zip(&ctx.job_classes) {
+            match seen {
+                Some(true) if class.is_none() => *class = Some(true),
+                Some(false) => *class = Some(false),
+                _ => {}
+            }
+        }
+        let escaped =
+            escapes(&spec.constraints) || spec.groups.iter().any(|g| escapes(&g.constraints));
+        (escaped, classes)
     }
 
     /// Keeps the failures of the latest evaluation of each group, as

@@ -109,7 +109,7 @@ impl Simulation<'_> {
                 state.eligible = true;
                 self.record(|t| TraceRecord::new(t, TraceKind::NodeUp).node(node));
                 self.node_back_up(node);
-                self.unblock();
+                self.unblock_class(node);
             }
             TimelineAction::NodeDrain(node) => {
                 self.nodes[node.index()].eligible = false;
@@ -164,7 +164,7 @@ impl Simulation<'_> {
                         .detail(detail)
                 });
                 if healthy {
-                    self.unblock();
+                    self.unblock_class(node);
                 }
             }
             TimelineAction::StopJob(job) => {
