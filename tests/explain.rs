@@ -145,7 +145,12 @@ fn registration_rejection_is_a_divergence() {
         (d.baseline.outcome, d.candidate.outcome),
         ("accepted", "rejected")
     );
-    assert!(d.candidate.reason.unwrap().contains("use per_alloc"));
+    assert!(
+        d.candidate
+            .reason
+            .unwrap()
+            .contains("allows only one reader")
+    );
     // What followed under naive: both allocations placed, then the violation.
     assert!(
         d.baseline
@@ -199,7 +204,9 @@ fn node_down_replacement_double_writes_under_naive() {
         d.candidate.saw
     );
     let window = &d.baseline.violation_windows[0];
-    assert!(!window.until_end, "the controller detach ends it");
+    // Nomad 1.2.6 cannot node-detach from a down node: the claim is freed
+    // only by the node GC (24 h), past this run's horizon.
+    assert!(window.until_end, "the node GC, past the horizon, ends it");
     let naive = simulate(
         &scenario("node-failure-slow-detach"),
         RunOptions::new(Policy::Naive, 4),

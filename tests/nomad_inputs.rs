@@ -92,10 +92,10 @@ fn a_json_volume_is_the_same_volume_as_its_hcl_spec() {
     assert_eq!(json.volumes.len(), 1);
     assert_eq!(json.volumes[0].name, hcl.volumes[0].name);
     assert_eq!(
-        json.volumes[0].access_mode,
+        json.volumes[0].nominal_access_mode(),
         AccessMode::SingleNodeReaderOnly
     );
-    assert_eq!(json.volumes[0].access_mode, hcl.volumes[0].access_mode);
+    assert_eq!(json.volumes[0].capabilities, hcl.volumes[0].capabilities);
     assert_eq!(
         json.volumes[0].attachment_mode,
         hcl.volumes[0].attachment_mode
@@ -256,7 +256,7 @@ fn import_writes_a_scenario_that_validates_runs_and_starts_with_claims_held() {
     assert_eq!(scenario.nodes.len(), 3);
     assert!(scenario.nodes.iter().all(|n| n.csi_plugins.len() == 1));
     assert_eq!(
-        scenario.volumes[0].access_mode,
+        scenario.volumes[0].nominal_access_mode(),
         AccessMode::SingleNodeReaderOnly
     );
     // The failed allocation is history; the running one is the start.

@@ -20,6 +20,8 @@ const MODES: [&str; 5] = [
 struct Request {
     volume: usize,
     read_only: bool,
+    /// The request's own access mode and attachment (block device or not).
+    mode: Option<(usize, bool)>,
 }
 
 #[derive(Debug, Clone)]
@@ -53,6 +55,8 @@ struct World {
     enforcing: bool,
     nodes: Vec<(u32, bool, u32)>,
     modes: Vec<usize>,
+    /// Volumes listing capabilities instead of the access_mode shorthand.
+    capabilities: Vec<Option<Vec<(usize, bool)>>>,
     jobs: Vec<Job>,
     events: Vec<(u32, Action)>,
 }
@@ -61,8 +65,16 @@ fn group() -> impl Strategy<Value = Group> {
     (
         0u32..4,
         prop::collection::vec(
-            (0usize..4, any::<bool>())
-                .prop_map(|(volume, read_only)| Request { volume, read_only }),
+            (
+                0usize..4,
+                any::<bool>(),
+                prop::option::weighted(0.3, (0usize..5, prop::bool::weighted(0.2))),
+            )
+                .prop_map(|(volume, read_only, mode)| Request {
+                    volume,
+                    read_only,
+                    mode,
+                }),
             0..3,
         ),
         prop::sample::select(vec![100u32, 500, 1500]),
@@ -115,15 +127,25 @@ fn world() -> impl Strategy<Value = World> {
         prop::collection::vec(0usize..5, 1..5),
         prop::collection::vec(job(), 1..5),
         prop::collection::vec((0u32..1800, action()), 0..6),
+        prop::collection::vec(
+            prop::option::weighted(
+                0.3,
+                prop::collection::vec((0usize..5, prop::bool::weighted(0.2)), 1..3),
+            ),
+            4,
+        ),
     )
-        .prop_map(|(workers, enforcing, nodes, modes, jobs, events)| World {
-            workers,
-            enforcing,
-            nodes,
-            modes,
-            jobs,
-            events,
-        })
+        .prop_map(
+            |(workers, enforcing, nodes, modes, jobs, events, capabilities)| World {
+                workers,
+                enforcing,
+                nodes,
+                modes,
+                capabilities,
+                jobs,
+                events,
+            },
+        )
 }
 
 /// The world as a scenario file: what the loader sees is what users write.
@@ -141,11 +163,32 @@ fn yaml(world: &World) -> String {
         "plugins:\n  - {{id: csi, enforces_access_mode: {}}}\nvolumes:\n",
         world.enforcing
     );
+    let attachment = |block: bool| if block { "block-device" } else { "file-system" };
     for (i, mode) in world.modes.iter().enumerate() {
-        out += &format!(
-            "  - {{id: v{i}, plugin_id: csi, access_mode: {}}}\n",
-            MODES[*mode]
-        );
+        match world.capabilities.get(i).and_then(Option::as_ref) {
+            Some(caps) => {
+                let caps: Vec<String> = caps
+                    .iter()
+                    .map(|&(m, block)| {
+                        format!(
+                            "{{access_mode: {}, attachment_mode: {}}}",
+                            MODES[m],
+                            attachment(block)
+                        )
+                    })
+                    .collect();
+                out += &format!(
+                    "  - {{id: v{i}, plugin_id: csi, capabilities: [{}]}}\n",
+                    caps.join(", ")
+                );
+            }
+            None => {
+                out += &format!(
+                    "  - {{id: v{i}, plugin_id: csi, access_mode: {}}}\n",
+                    MODES[*mode]
+                )
+            }
+        }
     }
     out += "jobs:\n";
     for (j, job) in world.jobs.iter().enumerate() {
@@ -164,8 +207,18 @@ fn yaml(world: &World) -> String {
                 .iter()
                 .enumerate()
                 .map(|(r, req)| {
+                    let mode = req
+                        .mode
+                        .map(|(m, block)| {
+                            format!(
+                                ", access_mode: {}, attachment_mode: {}",
+                                MODES[m],
+                                attachment(block)
+                            )
+                        })
+                        .unwrap_or_default();
                     format!(
-                        "r{r}: {{type: csi, source: v{}, read_only: {}}}",
+                        "r{r}: {{type: csi, source: v{}, read_only: {}{mode}}}",
                         req.volume % world.modes.len(),
                         req.read_only
                     )

@@ -72,7 +72,7 @@ fn seed_scenario_page_has_lanes_windows_marks_and_narrative() {
         .count();
     assert_eq!(page.matches("<tr class=\"differs\">").count(), starred);
     assert!(page.contains("* Constraint &quot;CSI volume test-volume0 is unschedulable or has exhausted its available reader claims&quot;: 3 nodes excluded by filter"));
-    assert!(page.contains("registration rejected: group cache has count 2"));
+    assert!(page.contains("registration rejected: task group cache volume volume0"));
     assert!(page.contains("<pre class=\"narrative\">== csi-single-reader-count2 (seed 7): naive vs plan-aware\nFirst divergence at 0.000 s"));
     // The index links the page and gives each policy's verdict.
     assert!(index.contains(
@@ -308,7 +308,7 @@ fn run_ends_with_verdicts_and_speaks_json() {
         validate["registration_errors"][0]["error"]
             .as_str()
             .unwrap()
-            .contains("use per_alloc")
+            .contains("allows only one reader")
     );
 
     // diff --format json: the same verdict as the text.

@@ -1,5 +1,6 @@
 # The job of Nomad issue #10157: one group of two allocations that both
-# mount test-volume0 read-only, a volume that allows a single reader.
+# mount test-volume0 read-only, a volume that allows a single reader. The
+# request names its access mode, as Nomad 1.1 and later require.
 job "example" {
   datacenters = ["dc1"]
 
@@ -7,9 +8,11 @@ job "example" {
     count = 2
 
     volume "volume0" {
-      type      = "csi"
-      source    = "test-volume0"
-      read_only = true
+      type            = "csi"
+      source          = "test-volume0"
+      read_only       = true
+      access_mode     = "single-node-reader-only"
+      attachment_mode = "file-system"
     }
 
     task "redis" {

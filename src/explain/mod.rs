@@ -551,7 +551,7 @@ fn side(
                     names.holders(&held[..held.len().min(8)], total, (g, i))
                 )
             });
-            let access = scenario.volumes[v.index()].access_mode;
+            let access = scenario.volumes[v.index()].nominal_access_mode();
             out.check.push(if policy.exact_server_check() {
                 format!("The server checks the access mode exactly against the claims it holds: {access} {}.", rule(access))
             } else {
@@ -597,7 +597,7 @@ fn scheduler_view(
 ) -> (String, String) {
     let names = Names(scenario);
     let volume = names.volume(seen.volume);
-    let access = scenario.volumes[seen.volume.index()].access_mode;
+    let access = scenario.volumes[seen.volume.index()].nominal_access_mode();
     let saw = format!(
         "{volume} ({access}, asked for {}): {}; {}; {}.",
         seen.request.name(),

@@ -47,13 +47,12 @@ pub fn generate(seed: u64, index: u64) -> Scenario {
 
     let mut volumes = Vec::new();
     for i in 0..rng.range(1, 3) {
-        volumes.push(VolumeSpec {
-            name: format!("vol{i}"),
-            plugin: PluginId::from_index(rng.index(plugins.len())),
-            access_mode: access_mode(rng),
-            attachment_mode: AttachmentMode::FileSystem,
-            topologies: Vec::new(),
-        });
+        volumes.push(VolumeSpec::with_shorthand(
+            format!("vol{i}"),
+            PluginId::from_index(rng.index(plugins.len())),
+            access_mode(rng),
+            AttachmentMode::FileSystem,
+        ));
     }
     // A `per_alloc` family disk[0], disk[1], ... (possibly too short for
     // the group's count: Nomad's "missing CSI volume" case).
@@ -62,13 +61,12 @@ pub fn generate(seed: u64, index: u64) -> Scenario {
         let plugin = PluginId::from_index(rng.index(plugins.len()));
         let mode = access_mode(rng);
         for k in 0..rng.range(1, 3) {
-            volumes.push(VolumeSpec {
-                name: format!("disk[{k}]"),
+            volumes.push(VolumeSpec::with_shorthand(
+                format!("disk[{k}]"),
                 plugin,
-                access_mode: mode,
-                attachment_mode: AttachmentMode::FileSystem,
-                topologies: Vec::new(),
-            });
+                mode,
+                AttachmentMode::FileSystem,
+            ));
         }
     }
     let shared = volumes.iter().filter(|v| !v.name.contains('[')).count();
@@ -199,7 +197,7 @@ fn group(
     let mut requested = Vec::new();
     for r in 0..requests {
         let (source, mode) = if family && rng.chance(30) {
-            let mode = volumes[shared].access_mode;
+            let mode = volumes[shared].nominal_access_mode();
             (
                 VolumeSource::PerAlloc {
                     base: "disk".to_string(),
@@ -210,7 +208,7 @@ fn group(
             let v = rng.index(shared);
             (
                 VolumeSource::Shared(VolumeId::from_index(v)),
-                volumes[v].access_mode,
+                volumes[v].nominal_access_mode(),
             )
         };
         // Mostly legal requests: read-only on reader-only volumes.
@@ -223,6 +221,8 @@ fn group(
             alias: format!("v{r}"),
             source,
             mode: ClaimMode::from_read_only(read_only),
+            access_mode: None,
+            attachment_mode: None,
         });
     }
     let mut reschedule = ReschedulePolicy::default_for(kind);

@@ -453,7 +453,7 @@ fn validate_catches(runs: &mut Runs) -> Option<Failure> {
                             "naive let two allocations of {}.{} share {} volume {} (violation at {}s)",
                             job.name,
                             job.groups[group.group_index()].name,
-                            v.access_mode,
+                            v.nominal_access_mode(),
                             v.name,
                             record.time
                         ),

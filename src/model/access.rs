@@ -37,15 +37,6 @@ impl AccessMode {
         }
     }
 
-    /// The modes whose single claim makes a second allocation of the same
-    /// group illegal: Nomad 1.3's registration check targets these.
-    pub fn is_single_node(self) -> bool {
-        matches!(
-            self,
-            AccessMode::SingleNodeReaderOnly | AccessMode::SingleNodeWriter
-        )
-    }
-
     /// Whether the mode allows a writer at all (Nomad's `WriteSchedulable`).
     pub fn allows_writers(self) -> bool {
         !matches!(

@@ -6,11 +6,13 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Policy {
-    /// Nomad 1.0 to 1.2: the scheduler sees only claims clients already made.
+    /// Nomad 1.2.6: the scheduler sees only claims clients already made.
     Naive,
-    /// Nomad 1.3+: as naive, plus a registration check and an exact server claim check.
+    /// Current Nomad (2.0.5): as naive, plus a registration check, exact
+    /// server claim checks and a client that retries a refused claim.
     Validate,
-    /// The proposed fix: every live allocation holds its claim from placement on.
+    /// Nomad 2.0.5 plus the proposed fix: every live allocation holds its
+    /// claim from placement on.
     PlanAware,
 }
 
@@ -30,21 +32,62 @@ impl Policy {
         Policy::ALL.into_iter().find(|policy| policy.name() == name)
     }
 
-    /// Job registration refuses single-node volumes shared by count > 1.
+    /// The Nomad release whose code the policy follows.
+    pub fn nomad(self) -> NomadVersion {
+        match self {
+            Policy::Naive => NomadVersion::V1_2_6,
+            Policy::Validate | Policy::PlanAware => NomadVersion::V2_0_5,
+        }
+    }
+
+    /// Job registration refuses single-node volumes shared by count > 1
+    /// (Nomad 1.3+). The proposed fix replaces this heuristic: plan-aware's
+    /// scheduler places what the access mode allows and blocks the rest, so
+    /// plan-aware keeps only the per-request validation of every release.
     pub fn validates_registration(self) -> bool {
         matches!(self, Policy::Validate)
     }
 
-    /// The server enforces the access mode exactly when a client claims, and
-    /// the client retries a refused claim with backoff (Nomad 1.3+).
+    /// The server's claim checks and the client's retry of Nomad 1.3+
+    /// (#12112, #12113), as in 2.0.5.
     pub fn exact_server_check(self) -> bool {
-        matches!(self, Policy::Validate | Policy::PlanAware)
+        self.nomad() == NomadVersion::V2_0_5
     }
 
     /// The scheduler counts claims of every live allocation, committed or in
     /// the plan, and the plan applier re-checks them.
     pub fn plan_aware_claims(self) -> bool {
         matches!(self, Policy::PlanAware)
+    }
+}
+
+/// The two Nomad releases the policies are pinned to. Behaviours that
+/// changed between them are asked of this, not of the policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NomadVersion {
+    /// The last 1.2 release before the CSI fixes of 1.2.7.
+    V1_2_6,
+    /// The newest release ("current Nomad").
+    V2_0_5,
+}
+
+impl NomadVersion {
+    /// The CSI checker matches volume topologies (#12129, 1.3.0).
+    pub fn checks_topology(self) -> bool {
+        self == NomadVersion::V2_0_5
+    }
+
+    /// A node of an already-eligible computed class that fails the CSI check
+    /// ends the whole node iteration (FeasibilityWrapper.Next before #13274,
+    /// fixed in 1.2.9 and 1.3.2).
+    pub fn class_early_return(self) -> bool {
+        self == NomadVersion::V1_2_6
+    }
+
+    /// The server skips the node detach of a claim on a down node (1.3.4+);
+    /// before, the detach fails and the claim waits for the node's GC.
+    pub fn skips_down_node_detach(self) -> bool {
+        self == NomadVersion::V2_0_5
     }
 }
 

@@ -52,6 +52,18 @@ pub struct ClusterConfig {
     /// How long a Nomad 1.3+ client keeps retrying a refused claim before the
     /// allocation fails (Nomad: 24h).
     pub claim_retry_deadline: Millis,
+    /// Nomad's `csi_volume_claim_gc_interval`: how often the leader's core
+    /// scheduler garbage-collects claims of terminal allocations.
+    pub csi_volume_claim_gc_interval: Millis,
+    /// Nomad's `csi_volume_claim_gc_threshold`: a volume modified more
+    /// recently than this is skipped by that pass (Nomad 1.3.4+; 1.2.6
+    /// compares the volume's creation, which predates every scenario).
+    pub csi_volume_claim_gc_threshold: Millis,
+    /// Nomad's `node_gc_threshold`: how long a down node stays before the
+    /// node GC removes it (1.2.6 frees a down node's claims only then).
+    pub node_gc_threshold: Millis,
+    /// Nomad's `node_gc_interval`: how often the node GC runs.
+    pub node_gc_interval: Millis,
 }
 
 impl Default for ClusterConfig {
@@ -65,6 +77,10 @@ impl Default for ClusterConfig {
             controller_detach_latency: Millis::from_secs(2),
             claim_free_latency: Millis::ZERO,
             claim_retry_deadline: Millis::from_secs(24 * 3600),
+            csi_volume_claim_gc_interval: Millis::from_secs(5 * 60),
+            csi_volume_claim_gc_threshold: Millis::from_secs(5 * 60),
+            node_gc_threshold: Millis::from_secs(24 * 3600),
+            node_gc_interval: Millis::from_secs(5 * 60),
         }
     }
 }
@@ -127,19 +143,71 @@ pub struct PluginSpec {
     pub publish_latency: Millis,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum AttachmentMode {
     FileSystem,
     BlockDevice,
+}
+
+/// One way a volume can be used (Nomad's `capability` block).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Capability {
+    pub access_mode: AccessMode,
+    pub attachment_mode: AttachmentMode,
 }
 
 #[derive(Clone, Debug)]
 pub struct VolumeSpec {
     pub name: String,
     pub plugin: PluginId,
-    pub access_mode: AccessMode,
+    /// The capabilities the volume supports (Nomad's RequestedCapabilities).
+    /// The volume's mode is unset until the first claim sets it.
+    pub capabilities: Vec<Capability>,
+    /// The volume-level `access_mode` shorthand, if the file used it: the
+    /// access mode a request that names none is made in.
+    pub shorthand: Option<AccessMode>,
+    /// The volume-level `attachment_mode` (default file-system): the
+    /// attachment mode a request that names none is made in.
     pub attachment_mode: AttachmentMode,
     pub topologies: Vec<BTreeMap<String, String>>,
+}
+
+impl VolumeSpec {
+    /// A volume written with the `access_mode` shorthand: one capability,
+    /// requested in that mode unless a request names another.
+    pub fn with_shorthand(
+        name: String,
+        plugin: PluginId,
+        access_mode: AccessMode,
+        attachment_mode: AttachmentMode,
+    ) -> Self {
+        VolumeSpec {
+            name,
+            plugin,
+            capabilities: vec![Capability {
+                access_mode,
+                attachment_mode,
+            }],
+            shorthand: Some(access_mode),
+            attachment_mode,
+            topologies: Vec::new(),
+        }
+    }
+
+    /// The access mode reports name the volume by: its shorthand, else its
+    /// first capability's. (The mode in force is set by the first claim.)
+    pub fn nominal_access_mode(&self) -> AccessMode {
+        self.shorthand
+            .unwrap_or_else(|| self.capabilities[0].access_mode)
+    }
+
+    /// Whether some capability allows writers (Nomad's WriteSchedulable on a
+    /// volume whose mode no claim has set yet).
+    pub fn writable(&self) -> bool {
+        self.capabilities
+            .iter()
+            .any(|c| c.access_mode.allows_writers())
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,6 +281,24 @@ pub struct VolumeRequest {
     pub alias: String,
     pub source: VolumeSource,
     pub mode: ClaimMode,
+    /// The request's own `access_mode` (Nomad 1.1+); when absent, the
+    /// volume's shorthand stands in (see [`VolumeRequest::modes_on`]).
+    pub access_mode: Option<AccessMode>,
+    /// The request's own `attachment_mode`; when absent, the volume's.
+    pub attachment_mode: Option<AttachmentMode>,
+}
+
+impl VolumeRequest {
+    /// The access and attachment modes this request claims `volume` in.
+    /// No access mode (a volume listing capabilities, a request naming
+    /// none) is what Nomad's registration refuses: "CSI volumes must have
+    /// an access mode".
+    pub fn modes_on(&self, volume: &VolumeSpec) -> (Option<AccessMode>, AttachmentMode) {
+        (
+            self.access_mode.or(volume.shorthand),
+            self.attachment_mode.unwrap_or(volume.attachment_mode),
+        )
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

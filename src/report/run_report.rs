@@ -563,7 +563,7 @@ fn timeline_svg(
         label(
             &mut body,
             y,
-            &format!("{} ({})", spec.name, spec.access_mode),
+            &format!("{} ({})", spec.name, spec.nominal_access_mode()),
             "lane-label volume-label",
         );
         for w in t.windows.iter().filter(|w| w.volume_id == *volume) {

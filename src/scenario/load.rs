@@ -390,6 +390,22 @@ fn resolve_cluster(raw: RawCluster) -> Result<ClusterConfig, Fail> {
         ),
         claim_free_latency: or(raw.claim_free_latency, defaults.claim_free_latency),
         claim_retry_deadline: or(raw.claim_retry_deadline, defaults.claim_retry_deadline),
+        csi_volume_claim_gc_interval: positive(
+            "csi_volume_claim_gc_interval",
+            or(
+                raw.csi_volume_claim_gc_interval,
+                defaults.csi_volume_claim_gc_interval,
+            ),
+        )?,
+        csi_volume_claim_gc_threshold: or(
+            raw.csi_volume_claim_gc_threshold,
+            defaults.csi_volume_claim_gc_threshold,
+        ),
+        node_gc_threshold: or(raw.node_gc_threshold, defaults.node_gc_threshold),
+        node_gc_interval: positive(
+            "node_gc_interval",
+            or(raw.node_gc_interval, defaults.node_gc_interval),
+        )?,
     })
 }
 
@@ -561,15 +577,6 @@ fn resolve_volumes(
                 "MAX_VOLUMES",
                 at,
             )?;
-            let Some(access_mode) = volume.access_mode else {
-                return fail(
-                    at,
-                    format!(
-                        "volumes[{}].access_mode: missing; give one of single-node-reader-only, single-node-writer, multi-node-reader-only, multi-node-single-writer, multi-node-multi-writer",
-                        volume.id
-                    ),
-                );
-            };
             if volume.plugin_id.is_empty() {
                 return fail(at, format!("volumes[{}].plugin_id: missing", volume.id));
             }
@@ -582,14 +589,46 @@ fn resolve_volumes(
                     ),
                 );
             };
+            let attachment_mode = volume
+                .attachment_mode
+                .map_or(AttachmentMode::FileSystem, attachment);
+            let capabilities = match (volume.access_mode, &volume.capabilities) {
+                (Some(access_mode), None) => vec![Capability {
+                    access_mode,
+                    attachment_mode,
+                }],
+                (None, Some(list)) if !list.is_empty() => list
+                    .iter()
+                    .map(|c| Capability {
+                        access_mode: c.access_mode,
+                        attachment_mode: attachment(c.attachment_mode),
+                    })
+                    .collect(),
+                (None, _) => {
+                    return fail(
+                        at,
+                        format!(
+                            "volumes[{}]: needs access_mode (one capability) or a non-empty capabilities list",
+                            volume.id
+                        ),
+                    );
+                }
+                (Some(_), Some(_)) => {
+                    return fail(
+                        at,
+                        format!(
+                            "volumes[{}]: access_mode is a shorthand for capabilities; give one or the other, not both",
+                            volume.id
+                        ),
+                    );
+                }
+            };
             volumes.push(VolumeSpec {
                 name: volume.id.clone(),
                 plugin,
-                access_mode,
-                attachment_mode: match volume.attachment_mode {
-                    None | Some(RawAttachmentMode::FileSystem) => AttachmentMode::FileSystem,
-                    Some(RawAttachmentMode::BlockDevice) => AttachmentMode::BlockDevice,
-                },
+                capabilities,
+                shorthand: volume.access_mode,
+                attachment_mode,
                 topologies: volume.topologies.unwrap_or_default(),
             });
         }
@@ -841,6 +880,8 @@ fn resolve_group(
             alias: alias.clone(),
             source,
             mode: ClaimMode::from_read_only(raw.read_only.unwrap_or(false)),
+            access_mode: raw.access_mode,
+            attachment_mode: raw.attachment_mode.map(attachment),
         });
     }
     if group.tasks.is_empty() {
@@ -1446,4 +1487,24 @@ fn resolve_initial_allocations(
         });
     }
     Ok(out)
+}
+
+fn attachment(raw: RawAttachmentMode) -> AttachmentMode {
+    match raw {
+        RawAttachmentMode::FileSystem => AttachmentMode::FileSystem,
+        RawAttachmentMode::BlockDevice => AttachmentMode::BlockDevice,
+    }
+}
+
+/// A periodic server job's interval: zero would run it forever at one instant.
+fn positive(field: &str, interval: Millis) -> Result<Millis, Fail> {
+    if interval == Millis::ZERO {
+        return Err((
+            None,
+            format!(
+                "cluster.{field}: must be longer than 0s (it is how often a periodic job runs)"
+            ),
+        ));
+    }
+    Ok(interval)
 }

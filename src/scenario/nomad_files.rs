@@ -159,19 +159,7 @@ pub fn expand(
             parsed.at,
             &parsed.ignored,
         ));
-        let capabilities = parsed.capabilities.len();
         let mut raw_volume = to_raw_volume(parsed, &file).map_err(nested)?;
-        if capabilities > 1 {
-            warnings.push(LoadError {
-                file: label.clone(),
-                position: None,
-                message: format!(
-                    "volume \"{}\": {capabilities} capability blocks; plansim gives a volume one access mode and uses the first ({})",
-                    raw_volume.id,
-                    raw_volume.access_mode.map_or("none", |m| m.name())
-                ),
-            });
-        }
         if !entry.value.id.is_empty() {
             raw_volume.id = entry.value.id.clone();
         }

@@ -265,15 +265,14 @@ fn raw_volume_request(
     file: &str,
     request: &NomadVolumeRequest,
 ) -> Result<RawVolumeRequest, LoadError> {
-    // The request's own modes are checked here; the raw request carries
-    // them once `RawVolumeRequest` has `access_mode`/`attachment_mode`
-    // (the claim mode today comes from `read_only`, as in Nomad before 1.1).
-    if let Some(mode) = &request.access_mode {
-        parse_access_mode(file, request.at, mode)?;
-    }
-    if let Some(mode) = &request.attachment_mode {
-        parse_attachment_mode(file, request.at, mode)?;
-    }
+    let access_mode = match &request.access_mode {
+        Some(mode) => Some(parse_access_mode(file, request.at, mode)?),
+        None => None,
+    };
+    let attachment_mode = match &request.attachment_mode {
+        Some(mode) => Some(parse_attachment_mode(file, request.at, mode)?),
+        None => None,
+    };
     if request.source.is_empty() {
         return Err(file_error(
             file,
@@ -286,6 +285,8 @@ fn raw_volume_request(
         source: request.source.clone(),
         read_only: request.read_only.then_some(true),
         per_alloc: request.per_alloc.then_some(true),
+        access_mode,
+        attachment_mode,
     })
 }
 

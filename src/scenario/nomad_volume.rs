@@ -23,6 +23,9 @@ pub struct NomadVolume {
     pub capabilities: Vec<(String, String)>,
     /// `topology_request { required { topology { segments {...} } } }`.
     pub topologies: Vec<BTreeMap<String, String>>,
+    /// Nomad 1.0's top-level `access_mode`: the volume-level shorthand (a
+    /// request naming no mode is made in it), not a capability list.
+    pub legacy_mode: bool,
     pub ignored: super::nomad_job::Ignored,
 }
 
@@ -130,6 +133,7 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
     }
     if let (Some(access), attachment) = legacy {
         volume.capabilities.insert(0, (access, attachment));
+        volume.legacy_mode = true;
     }
     if volume.id.is_empty() && hcl.body.is_empty() {
         return Err(file_error(
@@ -191,28 +195,48 @@ pub fn to_raw_volume(volume: NomadVolume, file: &str) -> Result<RawVolume, LoadE
         volume.id,
         volume.plugin_id,
         &capabilities,
+        volume.legacy_mode,
         (!volume.topologies.is_empty()).then_some(volume.topologies),
     ))
 }
 
 /// One place that builds a raw volume, so a field added to `RawVolume`
-/// needs one edit here. With one access mode per volume (today's model),
-/// the first capability is the volume's mode; once `RawVolume` lists
-/// `capabilities`, every one goes there.
+/// needs one edit here. Capability blocks become the volume's
+/// `capabilities` (the first claim picks the mode); Nomad 1.0's top-level
+/// mode becomes the `access_mode` shorthand.
 pub fn raw_volume(
     id: String,
     plugin_id: String,
     capabilities: &[(crate::model::access::AccessMode, Option<RawAttachmentMode>)],
+    legacy_mode: bool,
     topologies: Option<Vec<BTreeMap<String, String>>>,
 ) -> RawVolume {
-    let first = capabilities.first();
+    let (access_mode, attachment_mode, capabilities) = match capabilities.first() {
+        Some(&(access, attachment)) if legacy_mode => (Some(access), attachment, None),
+        _ => (
+            None,
+            None,
+            Some(
+                capabilities
+                    .iter()
+                    .map(|&(access_mode, attachment)| RawCapability {
+                        access_mode,
+                        // Nomad requires it; a spec without one reads as
+                        // the default, file-system.
+                        attachment_mode: attachment.unwrap_or(RawAttachmentMode::FileSystem),
+                    })
+                    .collect(),
+            ),
+        ),
+    };
     RawVolume {
         id,
         count: None,
         plugin_id,
-        access_mode: first.map(|c| c.0),
-        attachment_mode: first.and_then(|c| c.1),
+        access_mode,
+        attachment_mode,
         topologies,
+        capabilities,
         file: None,
     }
 }

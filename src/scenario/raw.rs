@@ -50,6 +50,10 @@ pub struct RawCluster {
     pub controller_detach_latency: Option<RawDuration>,
     pub claim_free_latency: Option<RawDuration>,
     pub claim_retry_deadline: Option<RawDuration>,
+    pub csi_volume_claim_gc_interval: Option<RawDuration>,
+    pub csi_volume_claim_gc_threshold: Option<RawDuration>,
+    pub node_gc_threshold: Option<RawDuration>,
+    pub node_gc_interval: Option<RawDuration>,
 }
 
 #[serde_with::skip_serializing_none]
@@ -104,11 +108,21 @@ pub struct RawVolume {
     pub count: Option<RawCount>,
     #[serde(default)]
     pub plugin_id: String,
+    /// A shorthand for `capabilities` with this one access mode.
     pub access_mode: Option<AccessMode>,
     pub attachment_mode: Option<RawAttachmentMode>,
     pub topologies: Option<Vec<BTreeMap<String, String>>>,
+    pub capabilities: Option<Vec<RawCapability>>,
     /// A Nomad volume spec (HCL or JSON), relative to the scenario.
     pub file: Option<String>,
+}
+
+/// Nomad's volume `capability` block.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCapability {
+    pub access_mode: AccessMode,
+    pub attachment_mode: RawAttachmentMode,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -180,6 +194,8 @@ pub struct RawVolumeRequest {
     pub source: String,
     pub read_only: Option<bool>,
     pub per_alloc: Option<bool>,
+    pub access_mode: Option<AccessMode>,
+    pub attachment_mode: Option<RawAttachmentMode>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]

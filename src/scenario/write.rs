@@ -149,6 +149,26 @@ fn write_cluster(out: &mut String, cluster: &ClusterConfig) {
             cluster.claim_retry_deadline,
             defaults.claim_retry_deadline,
         ),
+        (
+            "csi_volume_claim_gc_interval",
+            cluster.csi_volume_claim_gc_interval,
+            defaults.csi_volume_claim_gc_interval,
+        ),
+        (
+            "csi_volume_claim_gc_threshold",
+            cluster.csi_volume_claim_gc_threshold,
+            defaults.csi_volume_claim_gc_threshold,
+        ),
+        (
+            "node_gc_threshold",
+            cluster.node_gc_threshold,
+            defaults.node_gc_threshold,
+        ),
+        (
+            "node_gc_interval",
+            cluster.node_gc_interval,
+            defaults.node_gc_interval,
+        ),
     ];
     for (name, value, default) in timings {
         if value != default {
@@ -248,6 +268,13 @@ fn write_plugins(out: &mut String, scenario: &Scenario) {
     }
 }
 
+fn attachment_name(mode: AttachmentMode) -> &'static str {
+    match mode {
+        AttachmentMode::FileSystem => "file-system",
+        AttachmentMode::BlockDevice => "block-device",
+    }
+}
+
 fn write_volumes(out: &mut String, scenario: &Scenario) {
     if scenario.volumes.is_empty() {
         return;
@@ -255,13 +282,31 @@ fn write_volumes(out: &mut String, scenario: &Scenario) {
     out.push_str("\nvolumes:\n");
     for volume in &scenario.volumes {
         let mut line = format!(
-            "  - {{id: {}, plugin_id: {}, access_mode: {}",
+            "  - {{id: {}, plugin_id: {}",
             text(&volume.name),
             text(&scenario.plugins[volume.plugin.index()].name),
-            volume.access_mode.name()
         );
-        if volume.attachment_mode == AttachmentMode::BlockDevice {
-            line.push_str(", attachment_mode: block-device");
+        match volume.shorthand {
+            Some(access_mode) => {
+                let _ = write!(line, ", access_mode: {}", access_mode.name());
+                if volume.attachment_mode == AttachmentMode::BlockDevice {
+                    line.push_str(", attachment_mode: block-device");
+                }
+            }
+            None => {
+                let capabilities: Vec<String> = volume
+                    .capabilities
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{{access_mode: {}, attachment_mode: {}}}",
+                            c.access_mode.name(),
+                            attachment_name(c.attachment_mode)
+                        )
+                    })
+                    .collect();
+                let _ = write!(line, ", capabilities: [{}]", capabilities.join(", "));
+            }
         }
         if !volume.topologies.is_empty() {
             let maps: Vec<String> = volume.topologies.iter().map(string_map).collect();
@@ -357,6 +402,16 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
             }
             if per_alloc {
                 line.push_str(", per_alloc: true");
+            }
+            if let Some(access_mode) = request.access_mode {
+                let _ = write!(line, ", access_mode: {}", access_mode.name());
+            }
+            if let Some(attachment_mode) = request.attachment_mode {
+                let _ = write!(
+                    line,
+                    ", attachment_mode: {}",
+                    attachment_name(attachment_mode)
+                );
             }
             line.push('}');
             let _ = writeln!(out, "{line}");
@@ -497,9 +552,10 @@ mod tests {
     /// unchanged (the model's Debug form is compared: it shows every field).
     #[test]
     fn shipped_scenarios_round_trip() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        let mut files: Vec<_> = ["", "nomad", "found"]
+            .into_iter()
+            .flat_map(|sub| std::fs::read_dir(root.join(sub)).unwrap())
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
             .collect();

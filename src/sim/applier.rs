@@ -88,13 +88,17 @@ impl Simulation<'_> {
         if self.policy.plan_aware_claims() {
             let mut mine: BTreeMap<VolumeId, ClaimCounts> = BTreeMap::new();
             for placement in placements {
-                for &(volume, mode) in &placement.volumes {
+                for (i, &(volume, mode)) in placement.volumes.iter().enumerate() {
                     let held = self.volumes[volume.index()]
                         .plan_aware_counts()
                         .plus(accepted_claims.get(&volume).copied().unwrap_or_default())
                         .plus(mine.get(&volume).copied().unwrap_or_default());
-                    let access_mode = self.scenario.volumes[volume.index()].access_mode;
-                    plan_aware_claim_check(volume, access_mode, held, mode)
+                    let claim = placement.claim_modes[i];
+                    let pinned = self.volumes[volume.index()].pinned_mode();
+                    if pinned.is_some_and(|p| p != claim) {
+                        return Err(FilterReason::CsiModeConflict(volume).describe(self.scenario));
+                    }
+                    plan_aware_claim_check(volume, claim.access_mode, held, mode)
                         .map_err(|reason| reason.describe(self.scenario))?;
                     mine.entry(volume).or_default().add(mode);
                 }
@@ -137,8 +141,11 @@ impl Simulation<'_> {
         let (history, penalty_nodes) = match placement.previous {
             Some(previous) if placement.reschedule => {
                 let old = &self.allocs[previous.index()];
-                let delays: Vec<Millis> = old.reschedule_history.iter().map(|&(_, d)| d).collect();
-                let delay = super::reschedule::next_delay(&group_spec.reschedule, &delays);
+                let delay = super::reschedule::next_delay(
+                    &group_spec.reschedule,
+                    &old.reschedule_history,
+                    old.failed_at,
+                );
                 let mut history = old.reschedule_history.clone();
                 history.push((now, delay));
                 let mut penalty = old.penalty_nodes.clone();
@@ -160,10 +167,17 @@ impl Simulation<'_> {
         for &(volume, _) in &placement.volumes {
             count_up(&mut node.alloc_volumes, volume);
         }
-        for &(volume, mode) in &placement.volumes {
+        for volume in self.counted_sources(placement.group) {
+            count_up(
+                &mut self.nodes[placement.node.index()].counted_volumes,
+                volume,
+            );
+        }
+        for (&(volume, mode), &claim) in placement.volumes.iter().zip(&placement.claim_modes) {
             let state = &mut self.volumes[volume.index()];
             state.reserved.insert(id, mode);
             state.reserved_counts.add(mode);
+            count_up(&mut state.reserved_caps, claim);
         }
         let job = &mut self.jobs[placement.group.job.index()];
         job.latest[placement.group.group_index()].insert(placement.index, id);
@@ -189,13 +203,14 @@ impl Simulation<'_> {
             node: placement.node,
             state: AllocState::Pulling,
             volumes: placement.volumes,
+            claim_modes: placement.claim_modes,
             next_volume: 0,
             claim_backoff: Millis::ZERO,
             claim_deadline: Millis::ZERO,
             failed_at: Millis::ZERO,
             reschedule_history: history,
             penalty_nodes,
-            followup_scheduled: false,
+            followup_at: None,
             migrate: false,
         });
         self.after(self.scenario.cluster.pull_delay, Event::AllocPulled(id));

@@ -8,16 +8,18 @@ use std::collections::BTreeMap;
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::ids::JobId;
+use crate::model::time::Millis;
 
-/// Nomad retries a plan that the applier partly rejected this many times
-/// (service, batch) before it gives up and blocks the evaluation.
+/// Nomad's worker retries a plan that the applier partly rejected until this
+/// many passes in a row made no progress (service, batch), then blocks the
+/// evaluation (generic_sched.go `retryMax`).
 const MAX_SERVICE_ATTEMPTS: u32 = 5;
 const MAX_BATCH_ATTEMPTS: u32 = 2;
 
 #[derive(Default)]
 pub struct EvalBroker {
-    /// (priority, arrival) -> (job, attempt).
-    ready: BTreeMap<(Reverse<u32>, u64), (JobId, u32)>,
+    /// (priority, arrival) -> job.
+    ready: BTreeMap<(Reverse<u32>, u64), JobId>,
     next_seq: u64,
 }
 
@@ -25,10 +27,6 @@ impl Simulation<'_> {
     /// Asks for an evaluation of `job`. Coalesces with one already waiting;
     /// if a worker is busy with the job, it is evaluated again afterwards.
     pub(super) fn enqueue_eval(&mut self, job: JobId) {
-        self.enqueue_attempt(job, 0);
-    }
-
-    fn enqueue_attempt(&mut self, job: JobId, attempt: u32) {
         let state = &mut self.jobs[job.index()];
         if state.eval_queued {
             return;
@@ -41,9 +39,7 @@ impl Simulation<'_> {
         let priority = self.scenario.jobs[job.index()].priority;
         let seq = self.broker.next_seq;
         self.broker.next_seq += 1;
-        self.broker
-            .ready
-            .insert((Reverse(priority), seq), (job, attempt));
+        self.broker.ready.insert((Reverse(priority), seq), job);
         self.dispatch();
     }
 
@@ -53,7 +49,7 @@ impl Simulation<'_> {
     /// in between, which is how concurrent workers double-claim.
     fn dispatch(&mut self) {
         while let Some(worker) = self.workers.iter().position(Option::is_none) {
-            let Some((_, (job, attempt))) = self.broker.ready.pop_first() else {
+            let Some((_, job)) = self.broker.ready.pop_first() else {
                 return;
             };
             let state = &mut self.jobs[job.index()];
@@ -63,9 +59,9 @@ impl Simulation<'_> {
             self.record(|t| {
                 TraceRecord::new(t, TraceKind::Eval)
                     .job(job)
-                    .detail(format!("worker {worker}, attempt {}", attempt + 1))
+                    .detail(format!("worker {worker}, attempt 1"))
             });
-            let plan = self.schedule(job, attempt);
+            let plan = self.schedule(job, 0);
             self.workers[worker] = Some(plan);
             self.after(
                 self.scenario.cluster.scheduler_latency,
@@ -80,9 +76,14 @@ impl Simulation<'_> {
             .expect("a busy worker has a plan");
         let job = plan.job;
         let attempt = plan.attempt;
+        // Progress (Nomad's progressMade): the applier committed a stop or a
+        // placement of this plan.
+        let placed_before = self.metrics.placed;
+        let stops = plan
+            .stops
+            .iter()
+            .any(|id| self.allocs[id.index()].is_live());
         let fully_applied = self.apply_plan(plan);
-        let state = &mut self.jobs[job.index()];
-        state.eval_in_flight = false;
         if !fully_applied {
             let batch = self.scenario.jobs[job.index()].is_batch();
             let limit = if batch {
@@ -90,16 +91,61 @@ impl Simulation<'_> {
             } else {
                 MAX_SERVICE_ATTEMPTS
             };
-            if attempt + 1 < limit {
-                self.jobs[job.index()].eval_dirty = false;
-                self.enqueue_attempt(job, attempt + 1);
-            } else {
-                self.blocked.insert(job);
+            // retryMax: the count starts over whenever a plan made progress.
+            let progress = stops || self.metrics.placed > placed_before;
+            let attempt = if progress { 0 } else { attempt + 1 };
+            if attempt < limit {
+                // The worker retries the same evaluation at once, against
+                // the refreshed state, without going back to the broker.
+                self.record(|t| {
+                    TraceRecord::new(t, TraceKind::Eval)
+                        .job(job)
+                        .detail(format!("worker {worker}, retry {}", attempt + 1))
+                });
+                let plan = self.schedule(job, attempt);
+                self.workers[worker] = Some(plan);
+                self.after(
+                    self.scenario.cluster.scheduler_latency,
+                    Event::PlanSubmit { worker },
+                );
+                return;
             }
+            self.blocked.insert(job);
+            self.block_after_max_plans(job);
         }
+        self.jobs[job.index()].eval_in_flight = false;
         if std::mem::take(&mut self.jobs[job.index()].eval_dirty) {
             self.enqueue_eval(job);
         }
         self.dispatch();
+    }
+}
+
+/// Nomad's leader re-enqueues max-plans blocked evaluations every minute.
+const FAILED_EVAL_UNBLOCK_INTERVAL: Millis = Millis::from_secs(60);
+
+impl Simulation<'_> {
+    /// The evaluation gave up after its plan retries: Nomad blocks it with
+    /// trigger max-plans, which the leader also retries once a minute.
+    fn block_after_max_plans(&mut self, job: JobId) {
+        self.max_plans_blocked.insert(job);
+        if !self.unblock_failed_scheduled {
+            self.unblock_failed_scheduled = true;
+            let interval = FAILED_EVAL_UNBLOCK_INTERVAL.0;
+            // The leader's ticker fires at whole minutes.
+            let next = Millis((self.now().0 / interval + 1) * interval);
+            self.at(next, Event::UnblockFailed);
+        }
+    }
+
+    /// blocked_evals.go UnblockFailed: every max-plans blocked evaluation
+    /// goes back to the broker.
+    pub(super) fn unblock_failed(&mut self) {
+        self.unblock_failed_scheduled = false;
+        for job in std::mem::take(&mut self.max_plans_blocked) {
+            if self.blocked.remove(&job) {
+                self.enqueue_eval(job);
+            }
+        }
     }
 }

@@ -2,11 +2,13 @@
 //! server, have the plugin publish it, run, stop; and the asynchronous claim
 //! release that follows (node detach, then controller detach).
 
+use super::claims::{ClaimError, server_check};
 use super::state::{AllocState, Claim, ClaimState, NodeStatus, count_down, count_up};
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
-use crate::model::access::{ClaimMode, Refusal, admit, permits};
+use crate::model::access::{ClaimMode, permits};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
+use crate::model::scenario::Capability;
 use crate::model::time::Millis;
 
 /// Where an allocation is in claiming and publishing its volumes.
@@ -14,18 +16,17 @@ use crate::model::time::Millis;
 struct VolumeStep {
     volume: VolumeId,
     mode: ClaimMode,
+    claim: Capability,
     group: GroupRef,
     index: u32,
     node: NodeId,
 }
 
-/// Nomad 1.3+ clients retry a refused claim: 1s, doubling, at most 1m apart.
+/// A 2.0.5 client retries a retryable claim refusal with a backoff that
+/// starts at 1s and doubles *before* each wait (so 2s, 4s, ...), at most 1m
+/// apart (csi_hook.go claimWithRetry).
 const CLAIM_RETRY_FIRST: Millis = Millis::from_secs(1);
 const CLAIM_RETRY_MAX: Millis = Millis::from_secs(60);
-
-/// The server's error for a claim beyond the access mode (Nomad's ErrCSIVolumeMaxClaims).
-const MAX_CLAIMS_REACHED: &str = "volume max claims reached";
-const UNSCHEDULABLE: &str = "volume is currently unschedulable";
 
 impl Simulation<'_> {
     pub(super) fn alloc_pulled(&mut self, id: AllocId) {
@@ -57,6 +58,7 @@ impl Simulation<'_> {
             VolumeStep {
                 volume,
                 mode,
+                claim: alloc.claim_modes[alloc.next_volume],
                 group: alloc.group,
                 index: alloc.index,
                 node: alloc.node,
@@ -85,63 +87,74 @@ impl Simulation<'_> {
         let VolumeStep {
             volume,
             mode,
+            claim,
             group,
             ..
         } = step;
-        match self.server_claim_check(volume, mode, group.job) {
-            Ok(()) => self.grant_claim(id, volume, mode),
-            Err(reason) => {
-                self.claim_refused(&step, reason);
-                let volume_name = &self.scenario.volumes[volume.index()].name;
+        let version = self.policy.nomad();
+        let volume_name = &self.scenario.volumes[volume.index()].name;
+        if self.now() >= self.allocs[id.index()].claim_deadline {
+            // The retry's context expired while it waited: the last refusal stands.
+            let failure = format!(
+                "could not claim volume {volume_name}: {}",
+                ClaimError::MaxClaims.message(version)
+            );
+            self.finish_alloc(id, AllocState::Failed, &failure);
+            return;
+        }
+        match self.server_claim_check(volume, mode, claim, group.job) {
+            Ok(()) => self.grant_claim(id, volume, mode, claim),
+            Err(error) => {
+                let reason = error.message(version);
                 let failure = format!("could not claim volume {volume_name}: {reason}");
-                if !self.policy.exact_server_check() {
-                    // Nomad 1.0-1.2 clients do not retry: the allocation fails.
+                self.claim_refused(&step, reason);
+                if !self.policy.exact_server_check() || !error.retryable() {
+                    // 1.2.6 clients never retry; 2.0.5 clients retry only
+                    // the errors isRetryableClaimRPCError names.
                     self.finish_alloc(id, AllocState::Failed, &failure);
                     return;
                 }
                 let now = self.now();
                 let alloc = &mut self.allocs[id.index()];
-                let retry_at = now + alloc.claim_backoff;
-                if retry_at > alloc.claim_deadline {
-                    self.finish_alloc(id, AllocState::Failed, &failure);
-                    return;
-                }
                 alloc.claim_backoff = (alloc.claim_backoff.saturating_mul(2)).min(CLAIM_RETRY_MAX);
+                let retry_at = (now + alloc.claim_backoff).min(alloc.claim_deadline);
                 self.at(retry_at, Event::ClaimAttempt(id));
             }
         }
     }
 
-    /// The server's claim check under the policy.
+    /// The server's claim check at the policy's Nomad release.
     fn server_claim_check(
         &self,
         volume: VolumeId,
         mode: ClaimMode,
+        claim: Capability,
         job: JobId,
-    ) -> Result<(), &'static str> {
+    ) -> Result<(), ClaimError> {
         let state = &self.volumes[volume.index()];
-        let access_mode = self.scenario.volumes[volume.index()].access_mode;
-        if self.policy.exact_server_check() {
-            return admit(access_mode, state.ledger_counts, mode).map_err(
-                |refusal| match refusal {
-                    Refusal::ReadOnly => UNSCHEDULABLE,
-                    Refusal::NoFreeReaderClaims | Refusal::NoFreeWriterClaims => MAX_CLAIMS_REACHED,
-                },
-            );
-        }
-        if mode == ClaimMode::Write && state.other_job_writes(job) {
-            return Err(MAX_CLAIMS_REACHED);
-        }
-        Ok(())
+        server_check(
+            self.policy.nomad(),
+            &self.scenario.volumes[volume.index()],
+            state.claimed_mode,
+            state.ledger_counts,
+            mode,
+            claim,
+            state.other_job_writes(job),
+        )
     }
 
-    fn grant_claim(&mut self, id: AllocId, volume: VolumeId, mode: ClaimMode) {
+    fn grant_claim(&mut self, id: AllocId, volume: VolumeId, mode: ClaimMode, claim: Capability) {
+        let now = self.now();
         let alloc = &mut self.allocs[id.index()];
         alloc.state = AllocState::Publishing;
         let (group, index, node) = (alloc.group, alloc.index, alloc.node);
         let state = &mut self.volumes[volume.index()];
+        // The first claim sets the volume's mode (setModesFromClaim).
+        state.claimed_mode.get_or_insert(claim);
+        state.modified_at = now;
         if state.reserved.remove(&id).is_some() {
             state.reserved_counts.remove(mode);
+            count_down(&mut state.reserved_caps, claim);
         }
         state.ledger.insert(
             id,
@@ -181,13 +194,18 @@ impl Simulation<'_> {
             group,
             index,
             node,
+            ..
         } = step;
         let volume_spec = &self.scenario.volumes[volume.index()];
         let plugin = &self.scenario.plugins[volume_spec.plugin.index()];
         let state = &self.volumes[volume.index()];
+        let access_mode = state
+            .claimed_mode
+            .expect("a volume being published is claimed")
+            .access_mode;
         let mut after = state.published_counts;
         after.add(mode);
-        let legal = permits(volume_spec.access_mode, after);
+        let legal = permits(access_mode, after);
         if plugin.enforces_access_mode {
             let refusal = if let Some(attached) = self.over_attach_limit(node, volume) {
                 Some(format!(
@@ -199,7 +217,7 @@ impl Simulation<'_> {
                 Some(format!(
                     "plugin {} refused to publish: {} volume {} is already published ({} readers, {} writers)",
                     plugin.name,
-                    volume_spec.access_mode,
+                    access_mode,
                     volume_spec.name,
                     state.published_counts.readers,
                     state.published_counts.writers
@@ -228,7 +246,7 @@ impl Simulation<'_> {
             }
             let detail = format!(
                 "{} volume {} published to {} readers and {} writers",
-                volume_spec.access_mode, volume_spec.name, after.readers, after.writers
+                access_mode, volume_spec.name, after.readers, after.writers
             );
             self.record(|t| {
                 TraceRecord::new(t, TraceKind::Violation)
@@ -304,6 +322,7 @@ impl Simulation<'_> {
         }
         let (group, index, node) = (alloc.group, alloc.index, alloc.node);
         let volumes = alloc.volumes.clone();
+        let claim_modes = alloc.claim_modes.clone();
         let job = &mut self.jobs[group.job.index()];
         if was_running {
             job.running[group.group_index()] -= 1;
@@ -320,10 +339,18 @@ impl Simulation<'_> {
         for &(volume, _) in &volumes {
             count_down(&mut node_state.alloc_volumes, volume);
         }
-        for (volume, mode) in volumes {
+        if matches!(terminal, AllocState::Lost | AllocState::Stopped) {
+            // Desired status stop: CSIVolumesByNodeID stops counting it. A
+            // failed or completed allocation keeps desired status run.
+            for volume in self.counted_sources(group) {
+                count_down(&mut self.nodes[node.index()].counted_volumes, volume);
+            }
+        }
+        for ((volume, mode), claim) in volumes.into_iter().zip(claim_modes) {
             let state = &mut self.volumes[volume.index()];
             if state.reserved.remove(&id).is_some() {
                 state.reserved_counts.remove(mode);
+                count_down(&mut state.reserved_caps, claim);
             }
             if state.ledger.contains_key(&id) {
                 self.begin_release(id, volume);
@@ -349,34 +376,112 @@ impl Simulation<'_> {
             // Nomad creates an evaluation when an allocation fails.
             self.enqueue_eval(group.job);
         }
-        self.unblock();
+        self.unblock_class(node);
     }
 
-    /// Claims are released asynchronously. A node that is down cannot
-    /// node-detach, so its claims wait for the controller path alone.
+    /// Claims are released asynchronously. A live client unpublishes its
+    /// volumes when the allocation stops (csi_hook Postrun). A down node's
+    /// claims wait for the server: nothing touches the volume, so the volume
+    /// watcher does not look at it until the claim GC does (see `claim_gc`).
     fn begin_release(&mut self, id: AllocId, volume: VolumeId) {
         let node = self.volumes[volume.index()].ledger[&id].node;
-        let cluster = &self.scenario.cluster;
         if self.nodes[node.index()].status == NodeStatus::Ready {
-            self.after(cluster.node_detach_latency, Event::NodeDetach(id, volume));
+            let latency = self.scenario.cluster.node_detach_latency;
+            self.after(latency, Event::NodeDetach(id, volume));
         } else {
-            self.after(
-                cluster.controller_detach_latency,
-                Event::ControllerDetach(id, volume),
-            );
+            self.await_claim_gc(id, volume);
         }
     }
 
     pub(super) fn node_detach(&mut self, id: AllocId, volume: VolumeId) {
         let claim = &self.volumes[volume.index()].ledger[&id];
-        let controller = self.scenario.cluster.controller_detach_latency;
         if self.nodes[claim.node.index()].status != NodeStatus::Ready {
             // The node went down before it could unpublish.
-            self.after(controller, Event::ControllerDetach(id, volume));
+            self.await_claim_gc(id, volume);
             return;
         }
         self.detach(id, volume, ClaimState::NodeDetached);
+        let controller = self.scenario.cluster.controller_detach_latency;
         self.after(controller, Event::ControllerDetach(id, volume));
+    }
+
+    /// A claim of a stopped allocation on a down node waits for the next
+    /// claim GC pass (the periodic `csi_volume_claim_gc_interval` job).
+    fn await_claim_gc(&mut self, id: AllocId, volume: VolumeId) {
+        self.awaiting_claim_gc.insert((volume, id));
+        if !self.claim_gc_scheduled {
+            self.claim_gc_scheduled = true;
+            let interval = self.scenario.cluster.csi_volume_claim_gc_interval;
+            // The leader's ticker fires at whole multiples of the interval.
+            let next = Millis((self.now().0 / interval.0 + 1) * interval.0);
+            self.at(next, Event::ClaimGc);
+        }
+    }
+
+    /// A down node came back: its client stops the allocations it should
+    /// no longer run and unpublishes their volumes, as on any stop.
+    pub(super) fn node_back_up(&mut self, node: NodeId) {
+        let waiting: Vec<(VolumeId, AllocId)> = self
+            .awaiting_claim_gc
+            .iter()
+            .copied()
+            .filter(|(volume, id)| self.volumes[volume.index()].ledger[id].node == node)
+            .collect();
+        let latency = self.scenario.cluster.node_detach_latency;
+        for (volume, id) in waiting {
+            self.awaiting_claim_gc.remove(&(volume, id));
+            self.after(latency, Event::NodeDetach(id, volume));
+        }
+    }
+
+    /// The claim GC pass (core_sched.go csiVolumeClaimGC): every volume not
+    /// modified within `csi_volume_claim_gc_threshold` that has claims of
+    /// terminal allocations gets a GC claim, and the volume watcher releases
+    /// them. The node detach of a claim on a down node is skipped from 1.3.4
+    /// on; before, it fails ("No path to node") until the node GC has
+    /// removed the node (`node_gc_threshold` after it went down, at the node
+    /// GC's next `node_gc_interval` tick). A node that came back up detaches
+    /// normally.
+    pub(super) fn claim_gc(&mut self) {
+        self.claim_gc_scheduled = false;
+        let now = self.now();
+        let cluster = &self.scenario.cluster;
+        let threshold = cluster.csi_volume_claim_gc_threshold;
+        let version = self.policy.nomad();
+        let waiting: Vec<(VolumeId, AllocId)> = self.awaiting_claim_gc.iter().copied().collect();
+        for (volume, id) in waiting {
+            let state = &self.volumes[volume.index()];
+            if version.skips_down_node_detach() && now - state.modified_at < threshold {
+                continue;
+            }
+            let node = state.ledger[&id].node;
+            let node_state = &self.nodes[node.index()];
+            let node_gone = node_state.status == NodeStatus::Down && {
+                let interval = cluster.node_gc_interval.0;
+                let eligible = node_state.down_since + cluster.node_gc_threshold;
+                now.0 >= eligible.0.div_ceil(interval) * interval
+            };
+            let release = if node_state.status == NodeStatus::Ready {
+                Some(Event::NodeDetach(id, volume))
+            } else if version.skips_down_node_detach() || node_gone {
+                Some(Event::ControllerDetach(id, volume))
+            } else {
+                None
+            };
+            if let Some(event) = release {
+                self.awaiting_claim_gc.remove(&(volume, id));
+                let latency = match event {
+                    Event::NodeDetach(..) => cluster.node_detach_latency,
+                    _ => cluster.controller_detach_latency,
+                };
+                self.after(latency, event);
+            }
+        }
+        if !self.awaiting_claim_gc.is_empty() {
+            self.claim_gc_scheduled = true;
+            let interval = self.scenario.cluster.csi_volume_claim_gc_interval;
+            self.after(interval, Event::ClaimGc);
+        }
     }
 
     /// The volume watcher detached the volume from the node's controller:
@@ -399,6 +504,8 @@ impl Simulation<'_> {
         claim.state = state;
         let (mode, node, was_published) =
             (claim.mode, claim.node, std::mem::take(&mut claim.published));
+        // Each step is checkpointed on the volume.
+        self.volumes[volume.index()].modified_at = self.queue.now();
         if was_published {
             self.unpublish(volume, mode, node);
         }
@@ -416,10 +523,16 @@ impl Simulation<'_> {
             "claims are freed after the controller detach"
         );
         assert!(!claim.published, "a freed claim is not published");
+        let now = self.now();
         let state = &mut self.volumes[volume.index()];
         state.ledger_counts.remove(claim.mode);
         if claim.mode == ClaimMode::Write {
             count_down(&mut state.writers_by_job, claim.job);
+        }
+        state.modified_at = now;
+        if state.ledger.is_empty() {
+            // The last claim is gone: the volume's mode is unknown again.
+            state.claimed_mode = None;
         }
         count_down(&mut self.nodes[claim.node.index()].claimed_volumes, volume);
         let alloc = &self.allocs[id.index()];
@@ -431,15 +544,24 @@ impl Simulation<'_> {
                 .volume(volume)
                 .detail(claim.mode.name())
         });
-        self.unblock();
+        // Nomad unblocks evaluations on node updates and on allocations
+        // reaching a terminal client status (fsm.go), never on a freed
+        // claim: a job blocked on a claim waits for the next such event.
+        // Re-evaluating on the claim's release is part of the proposed fix.
+        if self.policy.plan_aware_claims() {
+            self.unblock();
+        }
     }
 
     fn unpublish(&mut self, volume: VolumeId, mode: ClaimMode, node: NodeId) {
         count_down(&mut self.nodes[node.index()].published_volumes, volume);
         let now = self.now();
-        let access_mode = self.scenario.volumes[volume.index()].access_mode;
         let state = &mut self.volumes[volume.index()];
         state.published_counts.remove(mode);
+        let access_mode = state
+            .claimed_mode
+            .expect("a published volume is claimed")
+            .access_mode;
         if let Some(since) = state.violating_since
             && permits(access_mode, state.published_counts)
         {

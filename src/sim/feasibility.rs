@@ -41,6 +41,14 @@ pub enum FilterReason {
     MemoryExhausted,
     /// No node is ready, eligible and in the job's datacenters.
     NoNodes,
+    /// 1.2.6's wording of a missing volume.
+    CsiVolumeMissingLegacy(String),
+    /// The node's computed class already failed the job's or group's
+    /// checks in this evaluation (Nomad's FeasibilityWrapper fast path).
+    ComputedClassIneligible,
+    /// Plan-aware: the volume is, or will be, claimed in another access or
+    /// attachment mode (the fix's own words, not Nomad's).
+    CsiModeConflict(VolumeId),
 }
 
 impl FilterReason {
@@ -98,6 +106,12 @@ impl FilterReason {
             FilterReason::CpuExhausted => "Dimension \"cpu\" exhausted".to_string(),
             FilterReason::MemoryExhausted => "Dimension \"memory\" exhausted".to_string(),
             FilterReason::NoNodes => "No nodes were eligible for evaluation".to_string(),
+            FilterReason::CsiVolumeMissingLegacy(name) => format!("missing CSI Volume {name}"),
+            FilterReason::ComputedClassIneligible => "computed class ineligible".to_string(),
+            FilterReason::CsiModeConflict(v) => format!(
+                "CSI volume {} is claimed in another access or attachment mode",
+                volume(v)
+            ),
         }
     }
 
@@ -189,28 +203,6 @@ pub fn constraint_holds(constraint: &Constraint, node: &NodeSpec) -> bool {
     }
 }
 
-/// Nomad's check for a write request under the naive view: a reader-only mode
-/// refuses writers; single-writer modes refuse a second writer *of another
-/// job*; reader claims are never counted.
-pub fn naive_claim_check(
-    volume: VolumeId,
-    access_mode: crate::model::access::AccessMode,
-    request: ClaimMode,
-    other_job_writer: bool,
-) -> Result<(), FilterReason> {
-    use crate::model::access::AccessMode::*;
-    if request == ClaimMode::Read {
-        return Ok(());
-    }
-    if !access_mode.allows_writers() {
-        return Err(FilterReason::CsiReadOnly(volume));
-    }
-    if matches!(access_mode, SingleNodeWriter | MultiNodeSingleWriter) && other_job_writer {
-        return Err(FilterReason::CsiNoWriterClaims(volume));
-    }
-    Ok(())
-}
-
 /// The plan-aware check: the exact access-mode rule over every claim that is
 /// or will be held.
 pub fn plan_aware_claim_check(
@@ -229,44 +221,6 @@ mod tests {
 
     fn volume() -> VolumeId {
         VolumeId(0)
-    }
-
-    #[test]
-    fn naive_never_counts_readers() {
-        for mode in AccessMode::ALL {
-            assert!(
-                naive_claim_check(volume(), mode, ClaimMode::Read, true).is_ok(),
-                "{mode}"
-            );
-        }
-    }
-
-    #[test]
-    fn naive_counts_only_other_jobs_writers() {
-        let mode = AccessMode::SingleNodeWriter;
-        assert!(naive_claim_check(volume(), mode, ClaimMode::Write, false).is_ok());
-        assert_eq!(
-            naive_claim_check(volume(), mode, ClaimMode::Write, true),
-            Err(FilterReason::CsiNoWriterClaims(volume()))
-        );
-        assert_eq!(
-            naive_claim_check(
-                volume(),
-                AccessMode::MultiNodeReaderOnly,
-                ClaimMode::Write,
-                false
-            ),
-            Err(FilterReason::CsiReadOnly(volume()))
-        );
-        assert!(
-            naive_claim_check(
-                volume(),
-                AccessMode::MultiNodeMultiWriter,
-                ClaimMode::Write,
-                true
-            )
-            .is_ok()
-        );
     }
 
     #[test]

@@ -10,7 +10,8 @@ use super::state::*;
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::access::{ClaimMode, permits};
-use crate::model::ids::AllocId;
+use crate::model::ids::{AllocId, VolumeId};
+use crate::model::scenario::Capability;
 use crate::model::time::Millis;
 
 impl Simulation<'_> {
@@ -18,15 +19,15 @@ impl Simulation<'_> {
         for initial in &self.scenario.initial_allocations {
             let id = AllocId::from_index(self.allocs.len());
             let (group, index, node) = (initial.group, initial.index, initial.node);
-            let volumes: Vec<(_, ClaimMode)> = self
+            let (volumes, claim_modes): (Vec<(VolumeId, ClaimMode)>, Vec<Capability>) = self
                 .resolve_volumes(group, index)
                 .into_iter()
                 .filter_map(|v| match v {
-                    ResolvedVolume::Found(volume, mode) => Some((volume, mode)),
+                    ResolvedVolume::Found(volume, mode, claim) => Some(((volume, mode), claim)),
                     // The loader refuses a missing per_alloc volume.
                     ResolvedVolume::Missing(_) => None,
                 })
-                .collect();
+                .unzip();
             let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
             let node_state = &mut self.nodes[node.index()];
             node_state.used_cpu += spec.cpu;
@@ -36,10 +37,14 @@ impl Simulation<'_> {
             for &(volume, _) in &volumes {
                 count_up(&mut node_state.alloc_volumes, volume);
             }
+            // As a committed placement: the node's max_volumes count.
+            for volume in self.counted_sources(group) {
+                count_up(&mut self.nodes[node.index()].counted_volumes, volume);
+            }
             self.jobs[group.job.index()].latest[group.group_index()].insert(index, id);
             let state = if initial.running {
-                for &(volume, mode) in &volumes {
-                    self.hold_initial_claim(id, group.job, node, volume, mode);
+                for (&(volume, mode), &claim) in volumes.iter().zip(&claim_modes) {
+                    self.hold_initial_claim(id, group.job, node, volume, mode, claim);
                 }
                 self.jobs[group.job.index()].running[group.group_index()] += 1;
                 if let Some(run_for) = spec.run_for {
@@ -47,10 +52,11 @@ impl Simulation<'_> {
                 }
                 AllocState::Running
             } else {
-                for &(volume, mode) in &volumes {
+                for (&(volume, mode), &claim) in volumes.iter().zip(&claim_modes) {
                     let state = &mut self.volumes[volume.index()];
                     state.reserved.insert(id, mode);
                     state.reserved_counts.add(mode);
+                    count_up(&mut state.reserved_caps, claim);
                 }
                 self.at(self.scenario.cluster.pull_delay, Event::AllocPulled(id));
                 AllocState::Pulling
@@ -62,13 +68,14 @@ impl Simulation<'_> {
                 node,
                 state,
                 volumes,
+                claim_modes,
                 next_volume,
                 claim_backoff: Millis::ZERO,
                 claim_deadline: Millis::ZERO,
                 failed_at: Millis::ZERO,
                 reschedule_history: Vec::new(),
                 penalty_nodes: Vec::new(),
-                followup_scheduled: false,
+                followup_at: None,
                 migrate: false,
             });
             let kind = if initial.running {
@@ -94,11 +101,13 @@ impl Simulation<'_> {
         id: AllocId,
         job: crate::model::ids::JobId,
         node: crate::model::ids::NodeId,
-        volume: crate::model::ids::VolumeId,
+        volume: VolumeId,
         mode: ClaimMode,
+        claim: Capability,
     ) {
-        let access_mode = self.scenario.volumes[volume.index()].access_mode;
         let state = &mut self.volumes[volume.index()];
+        // The first claim sets the volume's mode (setModesFromClaim).
+        let access_mode = state.claimed_mode.get_or_insert(claim).access_mode;
         state.ledger.insert(
             id,
             Claim {

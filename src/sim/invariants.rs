@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::Simulation;
-use super::state::AllocState;
+use super::state::{AllocState, ClaimState};
 use crate::model::access::{ClaimCounts, ClaimMode, permits};
 use crate::model::ids::{AllocId, VolumeId};
 
@@ -41,6 +41,31 @@ impl Simulation<'_> {
                 *alloc_volumes[alloc.node.index()].entry(volume).or_default() += 1;
             }
         }
+        // CSIVolumesByNodeID: allocations with desired status run (live,
+        // failed, complete) count their sources.
+        let mut counted_volumes = vec![BTreeMap::<VolumeId, u32>::new(); self.nodes.len()];
+        for alloc in self
+            .allocs
+            .iter()
+            .filter(|a| !matches!(a.state, AllocState::Lost | AllocState::Stopped))
+        {
+            for volume in self.counted_sources(alloc.group) {
+                *counted_volumes[alloc.node.index()]
+                    .entry(volume)
+                    .or_default() += 1;
+            }
+        }
+        for &(volume, alloc) in &self.awaiting_claim_gc {
+            let claim = &self.volumes[volume.index()].ledger[&alloc];
+            assert!(
+                !self.allocs[alloc.index()].is_live() && claim.state == ClaimState::Taken,
+                "claims awaiting GC belong to stopped allocations and are not being released"
+            );
+        }
+        assert!(
+            self.awaiting_claim_gc.is_empty() || self.claim_gc_scheduled,
+            "claims awaiting GC have a GC pass coming"
+        );
         let mut published_volumes = vec![BTreeMap::<VolumeId, u32>::new(); self.nodes.len()];
         for (volume, state) in self.volumes.iter().enumerate() {
             for claim in state.ledger.values().filter(|c| c.published) {
@@ -54,6 +79,11 @@ impl Simulation<'_> {
             assert_eq!(
                 node.alloc_volumes, alloc_volumes[index],
                 "node {} alloc volumes",
+                spec.name
+            );
+            assert_eq!(
+                node.counted_volumes, counted_volumes[index],
+                "node {} volumes counted against max_volumes",
                 spec.name
             );
             assert_eq!(
@@ -128,11 +158,32 @@ impl Simulation<'_> {
                 volume.reserved_counts, reserved,
                 "volume {name} reserved counts"
             );
+            let mut reserved_caps = BTreeMap::new();
+            for alloc in volume.reserved.keys() {
+                let alloc = &self.allocs[alloc.index()];
+                let at = alloc
+                    .volumes
+                    .iter()
+                    .position(|&(v, _)| v.index() == index)
+                    .expect("a reserving allocation mounts the volume");
+                *reserved_caps.entry(alloc.claim_modes[at]).or_insert(0u32) += 1;
+            }
+            assert_eq!(
+                volume.reserved_caps, reserved_caps,
+                "volume {name} reserved modes"
+            );
             assert_eq!(
                 volume.published_counts, published,
                 "volume {name} published counts"
             );
-            let violating = !permits(self.scenario.volumes[index].access_mode, published);
+            assert_eq!(
+                volume.claimed_mode.is_some(),
+                !volume.ledger.is_empty(),
+                "volume {name}: a mode is set exactly while it has claims"
+            );
+            let violating = volume
+                .claimed_mode
+                .is_some_and(|mode| !permits(mode.access_mode, published));
             assert_eq!(
                 volume.violating_since.is_some(),
                 violating,

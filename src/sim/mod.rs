@@ -5,6 +5,7 @@
 
 mod applier;
 mod broker;
+pub mod claims;
 mod client;
 pub mod feasibility;
 mod initial;
@@ -116,6 +117,11 @@ enum Event {
     NodeDetach(AllocId, VolumeId),
     ControllerDetach(AllocId, VolumeId),
     ClaimFreed(AllocId, VolumeId),
+    /// The leader's periodic claim GC (`csi_volume_claim_gc_interval`).
+    ClaimGc,
+    /// The leader's once-a-minute re-enqueue of evaluations blocked after
+    /// exhausting their plan retries (blocked_evals.go UnblockFailed).
+    UnblockFailed,
 }
 
 struct Simulation<'s> {
@@ -146,6 +152,22 @@ struct Simulation<'s> {
     steps: u64,
     /// Jobs refused at registration, with the registration error.
     rejections: Vec<(JobId, String)>,
+    /// Claims of stopped allocations on down nodes, waiting for a claim GC
+    /// pass to release them.
+    awaiting_claim_gc: BTreeSet<(VolumeId, AllocId)>,
+    /// A `ClaimGc` tick is queued.
+    claim_gc_scheduled: bool,
+    /// Each node's computed class (Nomad's ComputedClass), as a dense index.
+    node_classes: Vec<u32>,
+    /// How many distinct computed classes there are.
+    class_count: usize,
+    /// Jobs blocked because their evaluation exhausted its plan retries
+    /// (Nomad's max-plans blocked evaluations), and whether a sweep is queued.
+    max_plans_blocked: BTreeSet<JobId>,
+    unblock_failed_scheduled: bool,
+    /// For each blocked job, its evaluation's class eligibility (Nomad's
+    /// ClassEligibility; `None`: not seen) and whether it escaped.
+    blocked_classes: BTreeMap<JobId, (bool, Vec<Option<bool>>)>,
 }
 
 impl<'s> Simulation<'s> {
@@ -164,6 +186,8 @@ impl<'s> Simulation<'s> {
                 claimed_volumes: Default::default(),
                 alloc_volumes: Default::default(),
                 published_volumes: Default::default(),
+                counted_volumes: Default::default(),
+                down_since: Millis::ZERO,
             })
             .collect();
         let jobs = scenario
@@ -194,6 +218,7 @@ impl<'s> Simulation<'s> {
         for (index, job) in scenario.jobs.iter().enumerate() {
             queue.schedule(job.submit_at, Event::JobSubmit(JobId::from_index(index)));
         }
+        let node_classes = scheduler::computed_classes(scenario);
         Simulation {
             scenario,
             policy: options.policy,
@@ -215,6 +240,13 @@ impl<'s> Simulation<'s> {
             stopped_early: None,
             steps: 0,
             rejections: Vec::new(),
+            awaiting_claim_gc: Default::default(),
+            claim_gc_scheduled: false,
+            class_count: node_classes.iter().max().map_or(0, |&c| c as usize + 1),
+            node_classes,
+            max_plans_blocked: Default::default(),
+            unblock_failed_scheduled: false,
+            blocked_classes: Default::default(),
         }
     }
 
@@ -273,6 +305,8 @@ impl<'s> Simulation<'s> {
             Event::NodeDetach(alloc, volume) => self.node_detach(alloc, volume),
             Event::ControllerDetach(alloc, volume) => self.controller_detach(alloc, volume),
             Event::ClaimFreed(alloc, volume) => self.claim_freed(alloc, volume),
+            Event::ClaimGc => self.claim_gc(),
+            Event::UnblockFailed => self.unblock_failed(),
         }
     }
 
@@ -361,6 +395,26 @@ impl<'s> Simulation<'s> {
     fn unblock(&mut self) {
         for job in std::mem::take(&mut self.blocked) {
             self.enqueue_eval(job);
+        }
+    }
+
+    /// A node changed, or an allocation on it stopped: Nomad's
+    /// blocked_evals.go Unblock(class) retries every blocked job except those
+    /// whose evaluation found the node's computed class ineligible (and did
+    /// not escape its class).
+    fn unblock_class(&mut self, node: NodeId) {
+        let class = self.node_classes[node.index()] as usize;
+        let blocked = std::mem::take(&mut self.blocked);
+        for job in blocked {
+            let skip = self
+                .blocked_classes
+                .get(&job)
+                .is_some_and(|(escaped, classes)| !escaped && classes[class] == Some(false));
+            if skip {
+                self.blocked.insert(job);
+            } else {
+                self.enqueue_eval(job);
+            }
         }
     }
 

@@ -4,37 +4,89 @@
 use crate::model::scenario::{DelayFunction, ReschedulePolicy};
 use crate::model::time::Millis;
 
-/// The delay before the next reschedule, given the delays of the previous
-/// ones (oldest first). Exponential and fibonacci grow from `delay` and are
-/// capped at `max_delay`; constant is always `delay`.
-pub fn next_delay(policy: &ReschedulePolicy, previous: &[Millis]) -> Millis {
+/// A failed allocation due within this of now is rescheduled by the current
+/// evaluation (reconciler `rescheduleWindowSize`).
+pub const RESCHEDULE_WINDOW: Millis = Millis::from_secs(1);
+/// Failed allocations due within this of the first of a batch share one
+/// follow-up evaluation (reconciler `batchedFailedAllocWindowSize`).
+pub const FOLLOWUP_BATCH: Millis = Millis::from_secs(5);
+
+/// The delay before the next reschedule (structs `Allocation.NextDelay`),
+/// given the earlier reschedules as (when, delay), oldest first, and when
+/// the allocation failed. Exponential and fibonacci grow from `delay` and are
+/// capped at `max_delay`; a capped delay starts over at `delay` once the
+/// allocation ran longer than it since the last reschedule.
+pub fn next_delay(
+    policy: &ReschedulePolicy,
+    previous: &[(Millis, Millis)],
+    failed_at: Millis,
+) -> Millis {
     let grown = match policy.delay_function {
         DelayFunction::Constant => return policy.delay,
         DelayFunction::Exponential => match previous.last() {
             None => policy.delay,
-            Some(last) => last.saturating_mul(2),
+            Some(&(_, last)) => last.saturating_mul(2),
         },
         DelayFunction::Fibonacci => match previous {
-            [.., a, b] => *a + *b,
+            // A series that reached the cap and started over starts over here too.
+            [.., (_, a), (_, b)] if *a == policy.max_delay && *b == policy.delay => *b,
+            [.., (_, a), (_, b)] => *a + *b,
             _ => policy.delay,
         },
     };
-    if policy.max_delay > Millis::ZERO {
-        grown.min(policy.max_delay)
-    } else {
-        grown
+    match previous.last() {
+        Some(&(last_at, _)) if policy.max_delay > Millis::ZERO && grown > policy.max_delay => {
+            if failed_at - last_at > policy.max_delay {
+                policy.delay
+            } else {
+                policy.max_delay
+            }
+        }
+        _ => grown,
     }
 }
 
-/// Whether one more reschedule is allowed at `now`, given when the earlier
-/// ones happened: unlimited, or fewer than `attempts` within `interval`.
-pub fn may_reschedule(policy: &ReschedulePolicy, history: &[Millis], now: Millis) -> bool {
-    if policy.unlimited {
-        return true;
+/// When a failed allocation may be rescheduled (structs
+/// `Allocation.nextRescheduleTime`), or `None` if it may not: unlimited, or
+/// a first attempt, or fewer than `attempts` reschedules within `interval`
+/// before the failure *and* a next delay shorter than the interval.
+pub fn reschedule_eligible(
+    policy: &ReschedulePolicy,
+    previous: &[(Millis, Millis)],
+    failed_at: Millis,
+) -> Option<Millis> {
+    if policy.attempts == 0 && !policy.unlimited {
+        return None;
     }
-    let window_start = now - policy.interval;
-    let recent = history.iter().filter(|&&at| at >= window_start).count();
-    recent < policy.attempts as usize
+    let delay = next_delay(policy, previous, failed_at);
+    let mut eligible = policy.unlimited || previous.is_empty();
+    if policy.attempts > 0 && !previous.is_empty() {
+        let attempted = previous
+            .iter()
+            .filter(|&&(at, _)| failed_at - at < policy.interval)
+            .count();
+        eligible = attempted < policy.attempts as usize && delay < policy.interval;
+    }
+    eligible.then_some(failed_at + delay)
+}
+
+/// Groups the due times of allocations to reschedule later into follow-up
+/// evaluations: sorted, each evaluation at the first due time of a 5s batch.
+/// Returns the evaluation time for each input, in input order.
+pub fn followup_windows(due: &[Millis]) -> Vec<Millis> {
+    let mut order: Vec<usize> = (0..due.len()).collect();
+    order.sort_by_key(|&i| (due[i], i));
+    let mut eval_at = vec![Millis::ZERO; due.len()];
+    let mut batch: Option<Millis> = None;
+    for i in order {
+        let start = match batch {
+            Some(start) if due[i] - start < FOLLOWUP_BATCH => start,
+            _ => due[i],
+        };
+        batch = Some(start);
+        eval_at[i] = start;
+    }
+    eval_at
 }
 
 #[cfg(test)]
@@ -53,14 +105,17 @@ mod tests {
         }
     }
 
-    /// Delays of the first `n` reschedules, feeding each back as history.
+    /// Delays of the first `n` reschedules, each failing at once after the
+    /// previous one, feeding each back as history.
     fn series(policy: &ReschedulePolicy, n: usize) -> Vec<u64> {
-        let mut history = Vec::new();
+        let mut history: Vec<(Millis, Millis)> = Vec::new();
+        let mut now = Millis::ZERO;
         for _ in 0..n {
-            let delay = next_delay(policy, &history);
-            history.push(delay);
+            let delay = next_delay(policy, &history, now);
+            now += delay;
+            history.push((now, delay));
         }
-        history.iter().map(|d| d.0 / 1000).collect()
+        history.iter().map(|(_, d)| d.0 / 1000).collect()
     }
 
     #[test]
@@ -82,30 +137,55 @@ mod tests {
     #[test]
     fn batch_default_allows_one_attempt_per_day() {
         let batch = ReschedulePolicy::default_for(JobKind::Batch);
-        assert!(may_reschedule(&batch, &[], Millis::from_secs(10)));
-        assert!(!may_reschedule(
-            &batch,
-            &[Millis::from_secs(10)],
-            Millis::from_secs(20)
-        ));
+        let s = Millis::from_secs;
+        assert_eq!(reschedule_eligible(&batch, &[], s(10)), Some(s(15)));
+        assert_eq!(reschedule_eligible(&batch, &[(s(15), s(5))], s(20)), None);
         // Outside the 24h window the old attempt no longer counts.
-        assert!(may_reschedule(
-            &batch,
-            &[Millis::from_secs(10)],
-            Millis::from_secs(90_000)
-        ));
+        assert_eq!(
+            reschedule_eligible(&batch, &[(s(15), s(5))], s(90_000)),
+            Some(s(90_005))
+        );
         let service = ReschedulePolicy::default_for(JobKind::Service);
-        assert!(may_reschedule(
-            &service,
-            &[Millis::ZERO; 50],
-            Millis::from_secs(1)
-        ));
+        assert!(reschedule_eligible(&service, &[(Millis::ZERO, s(30)); 50], s(1)).is_some());
+    }
+
+    /// structs.TestRescheduleTracker_... : a next delay not shorter than the
+    /// interval is not eligible, whatever the attempts left.
+    #[test]
+    fn delay_must_be_shorter_than_the_interval() {
+        let s = Millis::from_secs;
+        let mut policy = policy(DelayFunction::Exponential, 30, 3600);
+        policy.unlimited = false;
+        policy.attempts = 5;
+        policy.interval = s(100);
+        // Second reschedule: delay 60s < 100s.
+        assert!(reschedule_eligible(&policy, &[(s(0), s(30))], s(10)).is_some());
+        // Third: delay 120s >= 100s.
+        assert!(reschedule_eligible(&policy, &[(s(0), s(30)), (s(5), s(60))], s(10)).is_none());
+    }
+
+    #[test]
+    fn capped_delay_resets_after_a_long_run() {
+        let s = Millis::from_secs;
+        let policy = policy(DelayFunction::Exponential, 30, 60);
+        let history = [(s(0), s(30)), (s(40), s(60))];
+        assert_eq!(next_delay(&policy, &history, s(50)), s(60));
+        assert_eq!(next_delay(&policy, &history, s(500)), s(30));
+    }
+
+    #[test]
+    fn followups_are_batched_in_five_second_windows() {
+        let s = Millis::from_secs;
+        assert_eq!(
+            followup_windows(&[s(10), s(3), s(7), s(8), s(13)]),
+            [s(8), s(3), s(3), s(8), s(13)]
+        );
     }
 
     #[test]
     fn zero_attempts_without_unlimited_never_reschedules() {
         let mut never = policy(DelayFunction::Constant, 5, 0);
         never.unlimited = false;
-        assert!(!may_reschedule(&never, &[], Millis::ZERO));
+        assert_eq!(reschedule_eligible(&never, &[], Millis::ZERO), None);
     }
 }

@@ -5,18 +5,22 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::claims::{write_claims_exhausted, write_schedulable};
 use super::feasibility::{
-    FilterReason, PlacementFailure, constraint_holds, naive_claim_check, plan_aware_claim_check,
-    top_reason,
+    FilterReason, PlacementFailure, constraint_holds, plan_aware_claim_check, top_reason,
 };
 use super::rank::{self, MAX_SKIP, SKIP_THRESHOLD};
-use super::reschedule::{may_reschedule, next_delay};
+use super::reschedule::{RESCHEDULE_WINDOW, followup_windows, reschedule_eligible};
 use super::state::{AllocState, JobStatus};
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::access::{ClaimCounts, ClaimMode};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
-use crate::model::scenario::{SchedulerAlgorithm, VolumeSource};
+use crate::model::policy::NomadVersion;
+use crate::model::scenario::{
+    Capability, Constraint, ConstraintTarget, Scenario, SchedulerAlgorithm, VolumeSource,
+};
+use crate::model::time::Millis;
 
 /// What a worker hands to the plan applier.
 #[derive(Clone, Debug)]
@@ -40,6 +44,8 @@ pub struct Placement {
     pub index: u32,
     pub node: NodeId,
     pub volumes: Vec<(VolumeId, ClaimMode)>,
+    /// The access and attachment mode each of `volumes` is claimed in.
+    pub claim_modes: Vec<Capability>,
     /// The allocation this one replaces (failed, lost, stopped or migrating).
     pub previous: Option<AllocId>,
     /// It replaces a failed allocation under the reschedule policy.
@@ -67,13 +73,61 @@ struct PlanContext {
     resources: Vec<(u64, u64)>,
     group_on_node: BTreeMap<(NodeId, GroupRef), u32>,
     claims: BTreeMap<VolumeId, ClaimCounts>,
+    /// The mode the plan's first placement on each volume claims in.
+    modes: BTreeMap<VolumeId, Capability>,
     node_volumes: BTreeMap<NodeId, BTreeSet<VolumeId>>,
+    /// Nomad's EvalEligibility: whether the job's constraints, and each
+    /// group's checks, passed on a computed class (absent: not yet known).
+    /// Indexed by class, and by group then class (vectors: this is looked
+    /// up for every node visited).
+    job_classes: Vec<Option<bool>>,
+    group_classes: Vec<Option<bool>>,
+    /// Set when 1.2.6's wrapper ends the node iteration early.
+    stop_iterating: bool,
 }
 
 /// A volume request with its source resolved for one allocation index.
 pub(super) enum ResolvedVolume {
-    Found(VolumeId, ClaimMode),
+    Found(VolumeId, ClaimMode, Capability),
     Missing(String),
+}
+
+/// Nomad's computed node class (structs/node_class.go): nodes that agree on
+/// datacenter, class and every non-unique attribute (drivers, CPU and
+/// memory are attributes too) share one, as dense indices.
+pub(super) fn computed_classes(scenario: &Scenario) -> Vec<u32> {
+    let mut classes = BTreeMap::new();
+    scenario
+        .nodes
+        .iter()
+        .map(|node| {
+            let attributes: Vec<(&String, &String)> = node
+                .attributes
+                .iter()
+                .filter(|(key, _)| !key.starts_with("unique."))
+                .collect();
+            let key = (
+                &node.datacenter,
+                &node.node_class,
+                attributes,
+                node.drivers.0,
+                node.cpu,
+                node.memory,
+            );
+            let next = classes.len() as u32;
+            *classes.entry(key).or_insert(next)
+        })
+        .collect()
+}
+
+/// A constraint on a unique attribute escapes the computed class: its
+/// result cannot be cached per class.
+fn escapes(constraints: &[Constraint]) -> bool {
+    constraints.iter().any(|c| match &c.target {
+        ConstraintTarget::NodeName => true,
+        ConstraintTarget::Attribute(key) => key.starts_with("unique."),
+        ConstraintTarget::Datacenter | ConstraintTarget::NodeClass => false,
+    })
 }
 
 impl Simulation<'_> {
@@ -96,10 +150,23 @@ impl Simulation<'_> {
         let mut ctx = PlanContext {
             order: self.candidate_nodes(job),
             resources: vec![(0, 0); self.nodes.len()],
+            job_classes: vec![None; self.class_count],
+            group_classes: vec![
+                None;
+                self.class_count * self.scenario.jobs[job.index()].groups.len()
+            ],
             ..PlanContext::default()
         };
         let mut failures: BTreeMap<GroupRef, PlacementFailure> = BTreeMap::new();
         for want in wants {
+            // generic_sched.go computePlacements: once a group failed to
+            // place in this evaluation, its other placements are not tried,
+            // only coalesced into the failure.
+            if let Some(failure) = failures.get_mut(&want.group) {
+                failure.unplaced += 1;
+                self.blocked.insert(job);
+                continue;
+            }
             let volumes = self.resolve_volumes(want.group, want.index);
             // A rescheduled allocation avoids the nodes its predecessors failed on.
             let penalty = match want.previous {
@@ -113,15 +180,16 @@ impl Simulation<'_> {
             };
             match self.select_node(&mut ctx, want.group, &volumes, &penalty) {
                 Ok(node) => {
-                    let volumes: Vec<(VolumeId, ClaimMode)> = volumes
-                        .into_iter()
-                        .map(|v| match v {
-                            ResolvedVolume::Found(id, mode) => (id, mode),
-                            ResolvedVolume::Missing(_) => {
-                                unreachable!("a missing volume is infeasible")
-                            }
-                        })
-                        .collect();
+                    let (volumes, claim_modes): (Vec<(VolumeId, ClaimMode)>, Vec<Capability>) =
+                        volumes
+                            .into_iter()
+                            .map(|v| match v {
+                                ResolvedVolume::Found(id, mode, claim) => ((id, mode), claim),
+                                ResolvedVolume::Missing(_) => {
+                                    unreachable!("a missing volume is infeasible")
+                                }
+                            })
+                            .unzip();
                     let seen = self.placement_seen(
                         &ctx.claims,
                         &plan.placements,
@@ -129,12 +197,13 @@ impl Simulation<'_> {
                         Some(node),
                         volumes.iter().copied(),
                     );
-                    self.propose(&mut ctx, node, want.group, &volumes);
+                    self.propose(&mut ctx, node, want.group, &volumes, &claim_modes);
                     plan.placements.push(Placement {
                         group: want.group,
                         index: want.index,
                         node,
                         volumes,
+                        claim_modes,
                         previous: want.previous,
                         reschedule: want.reschedule,
                         seen,
@@ -144,8 +213,6 @@ impl Simulation<'_> {
                     self.metrics.infeasible += 1;
                     self.blocked.insert(job);
                     let detail = top_reason(&filtered).describe(self.scenario);
-                    // Like Nomad, report the first failure of each group and
-                    // count the rest as coalesced into it.
                     failures
                         .entry(want.group)
                         .or_insert_with(|| {
@@ -159,7 +226,7 @@ impl Simulation<'_> {
                         (group, index),
                         None,
                         volumes.iter().filter_map(|v| match v {
-                            ResolvedVolume::Found(id, mode) => Some((*id, *mode)),
+                            ResolvedVolume::Found(id, mode, _) => Some((*id, *mode)),
                             ResolvedVolume::Missing(_) => None,
                         }),
                     );
@@ -173,7 +240,40 @@ impl Simulation<'_> {
             }
         }
         self.note_placement_failures(job, failures);
+        if self.blocked.contains(&job) {
+            let eligibility = self.class_eligibility(job, &ctx);
+            self.blocked_classes.insert(job, eligibility);
+        }
         plan
+    }
+
+    /// The evaluation's class eligibility as a blocked evaluation keeps it
+    /// (EvalEligibility.GetClasses: eligible for any group wins over
+    /// ineligible; the job's constraints failing makes it ineligible), and
+    /// whether a constraint escaped the classes (EvalEligibility.HasEscaped).
+    fn class_eligibility(&self, job: JobId, ctx: &PlanContext) -> (bool, Vec<Option<bool>>) {
+        let spec = &self.scenario.jobs[job.index()];
+        let count = self.class_count;
+        let mut classes = vec![None; count];
+        for group in ctx.group_classes.chunks(count.max(1)) {
+            for (class, &seen) in classes.iter_mut().zip(group) {
+                match seen {
+                    Some(true) => *class = Some(true),
+                    Some(false) if class.is_none() => *class = Some(false),
+                    _ => {}
+                }
+            }
+        }
+        for (class, &seen) in classes.iter_mut().zip(&ctx.job_classes) {
+            match seen {
+                Some(true) if class.is_none() => *class = Some(true),
+                Some(false) => *class = Some(false),
+                _ => {}
+            }
+        }
+        let escaped =
+            escapes(&spec.constraints) || spec.groups.iter().any(|g| escapes(&g.constraints));
+        (escaped, classes)
     }
 
     /// Keeps the failures of the latest evaluation of each group, as
@@ -258,33 +358,41 @@ impl Simulation<'_> {
                             reschedule: false,
                         });
                     }
+                    // reconciler updateByReschedulable: now if due within
+                    // 1s or this is the follow-up evaluation made for it;
+                    // later (one follow-up evaluation) otherwise.
                     AllocState::Failed => {
-                        let policy = &group_spec.reschedule;
-                        let times: Vec<_> =
-                            alloc.reschedule_history.iter().map(|&(at, _)| at).collect();
-                        if !may_reschedule(policy, &times, now) {
+                        let Some(due) = reschedule_eligible(
+                            &group_spec.reschedule,
+                            &alloc.reschedule_history,
+                            alloc.failed_at,
+                        ) else {
                             continue;
-                        }
-                        let delays: Vec<_> =
-                            alloc.reschedule_history.iter().map(|&(_, d)| d).collect();
-                        let due = alloc.failed_at + next_delay(policy, &delays);
-                        if due <= now {
+                        };
+                        let followup_due = alloc.followup_at.is_some_and(|at| at <= now);
+                        if followup_due || due <= now + RESCHEDULE_WINDOW {
                             wants.push(Want {
                                 group,
                                 index,
                                 previous: Some(id),
                                 reschedule: true,
                             });
-                        } else if !alloc.followup_scheduled {
-                            self.allocs[id.index()].followup_scheduled = true;
-                            followups.push(due);
+                        } else if alloc.followup_at.is_none() {
+                            followups.push((id, due));
                         }
                     }
                 }
             }
         }
-        for due in followups {
-            self.at(due, Event::RescheduleDue(job));
+        let dues: Vec<Millis> = followups.iter().map(|&(_, due)| due).collect();
+        let windows = followup_windows(&dues);
+        let mut evals = BTreeSet::new();
+        for (&(id, _), &eval_at) in followups.iter().zip(&windows) {
+            self.allocs[id.index()].followup_at = Some(eval_at);
+            evals.insert(eval_at);
+        }
+        for eval_at in evals {
+            self.at(eval_at, Event::RescheduleDue(job));
         }
         wants
     }
@@ -307,37 +415,69 @@ impl Simulation<'_> {
         order
     }
 
-    /// The volumes allocation `index` of `group` mounts. Two requests for
-    /// the same volume make one claim (Nomad keys claims by allocation), a
+    /// The volumes allocation `index` of `group` mounts, with the modes it
+    /// claims them in. Two requests for the same volume make one claim, a
     /// write claim if either request writes.
     pub(super) fn resolve_volumes(&self, group: GroupRef, index: u32) -> Vec<ResolvedVolume> {
         let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
         let mut resolved: Vec<ResolvedVolume> = Vec::with_capacity(spec.volumes.len());
         for request in &spec.volumes {
+            let found = |id: VolumeId| {
+                let volume = &self.scenario.volumes[id.index()];
+                let (access_mode, attachment_mode) = request.modes_on(volume);
+                // Registration refuses a request without an access mode; a
+                // per_alloc volume it could not see falls back to its first
+                // capability.
+                let access_mode = access_mode.unwrap_or(volume.capabilities[0].access_mode);
+                let claim = Capability {
+                    access_mode,
+                    attachment_mode,
+                };
+                ResolvedVolume::Found(id, request.mode, claim)
+            };
             let volume = match &request.source {
-                VolumeSource::Shared(id) => ResolvedVolume::Found(*id, request.mode),
+                VolumeSource::Shared(id) => found(*id),
                 VolumeSource::PerAlloc { base } => {
                     let name = format!("{base}[{index}]");
                     match self.scenario.volume_by_name.get(&name) {
-                        Some(&id) => ResolvedVolume::Found(id, request.mode),
+                        Some(&id) => found(id),
                         None => ResolvedVolume::Missing(name),
                     }
                 }
             };
             let duplicate = resolved.iter_mut().find_map(|seen| match (seen, &volume) {
-                (ResolvedVolume::Found(a, mode), ResolvedVolume::Found(b, _)) if a == b => {
+                (ResolvedVolume::Found(a, mode, _), ResolvedVolume::Found(b, _, _)) if a == b => {
                     Some(mode)
                 }
                 _ => None,
             });
             match (duplicate, &volume) {
-                (Some(mode), ResolvedVolume::Found(_, requested)) => {
+                (Some(mode), ResolvedVolume::Found(_, requested, _)) => {
                     *mode = (*mode).max(*requested)
                 }
                 _ => resolved.push(volume),
             }
         }
         resolved
+    }
+
+    /// The volumes Nomad's CSIVolumesByNodeID finds for an allocation of
+    /// `group`: each request's source looked up by name as written. A
+    /// `per_alloc` source is its base name, which names no volume (unless
+    /// one is called that), so per_alloc volumes go uncounted.
+    pub(super) fn counted_sources(&self, group: GroupRef) -> Vec<VolumeId> {
+        let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
+        let mut found: Vec<VolumeId> = spec
+            .volumes
+            .iter()
+            .filter_map(|request| match &request.source {
+                VolumeSource::Shared(id) => Some(*id),
+                VolumeSource::PerAlloc { base } => self.scenario.volume_by_name.get(base).copied(),
+            })
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        found
     }
 
     /// Nomad's stack for one placement: feasibility in order, then the limit
@@ -359,7 +499,8 @@ impl Simulation<'_> {
         let mut taken: Vec<(NodeId, f64)> = Vec::with_capacity(limit);
         let mut skipped: Vec<(NodeId, f64)> = Vec::new();
         let mut visited = 0;
-        while visited < total && taken.len() < limit {
+        ctx.stop_iterating = false;
+        while visited < total && taken.len() < limit && !ctx.stop_iterating {
             let node = ctx.order[(ctx.offset + visited) % total];
             visited += 1;
             match self.score_node(ctx, node, group, volumes, penalty) {
@@ -382,10 +523,14 @@ impl Simulation<'_> {
         best.map(|(node, _)| node).ok_or(filtered)
     }
 
-    /// Feasibility of one node, then its score.
+    /// Feasibility of one node, then its score. The checks run as Nomad's
+    /// FeasibilityWrapper runs them: job constraints, then the group's
+    /// drivers and constraints (both cached per computed class for the
+    /// evaluation, unless a constraint escapes the class), then the CSI
+    /// volumes (never cached), then resources.
     fn score_node(
         &self,
-        ctx: &PlanContext,
+        ctx: &mut PlanContext,
         node: NodeId,
         group: GroupRef,
         volumes: &[ResolvedVolume],
@@ -395,28 +540,64 @@ impl Simulation<'_> {
         let group_spec = &job_spec.groups[group.group_index()];
         let node_spec = &self.scenario.nodes[node.index()];
         let node_state = &self.nodes[node.index()];
+        let class = self.node_classes[node.index()];
 
-        for (index, constraint) in job_spec
-            .constraints
-            .iter()
-            .chain(&group_spec.constraints)
-            .enumerate()
-        {
-            if !constraint_holds(constraint, node_spec) {
-                return Err(FilterReason::Constraint { group, index });
+        let job_escaped = escapes(&job_spec.constraints);
+        let classes = self.class_count;
+        match ctx.job_classes[class as usize] {
+            Some(false) => return Err(FilterReason::ComputedClassIneligible),
+            Some(true) => {}
+            None => {
+                let failed = job_spec
+                    .constraints
+                    .iter()
+                    .position(|c| !constraint_holds(c, node_spec));
+                if !job_escaped {
+                    ctx.job_classes[class as usize] = Some(failed.is_none());
+                }
+                if let Some(index) = failed {
+                    return Err(FilterReason::Constraint { group, index });
+                }
             }
         }
-        if !group_spec.drivers.is_subset(node_spec.drivers) {
-            return Err(FilterReason::MissingDrivers);
-        }
-        for (checked, volume) in volumes.iter().enumerate() {
-            let (id, mode) = match volume {
-                ResolvedVolume::Found(id, mode) => (*id, *mode),
-                ResolvedVolume::Missing(name) => {
-                    return Err(FilterReason::CsiVolumeMissing(name.clone()));
+        let group_escaped = escapes(&group_spec.constraints);
+        let cached = if group_escaped {
+            None
+        } else {
+            ctx.group_classes[group.group_index() * classes + class as usize]
+        };
+        match cached {
+            Some(false) => return Err(FilterReason::ComputedClassIneligible),
+            Some(true) => {
+                // The class passed before: only the CSI check runs. In
+                // 1.2.6 a node that fails it ends the iteration.
+                if let Err(reason) = self.check_volumes(ctx, node, group, volumes) {
+                    ctx.stop_iterating = self.policy.nomad().class_early_return();
+                    return Err(reason);
                 }
-            };
-            self.check_volume(ctx, node, group, id, mode, &volumes[..checked])?;
+            }
+            None => {
+                let problem = if !group_spec.drivers.is_subset(node_spec.drivers) {
+                    Some(FilterReason::MissingDrivers)
+                } else {
+                    group_spec
+                        .constraints
+                        .iter()
+                        .position(|c| !constraint_holds(c, node_spec))
+                        .map(|i| FilterReason::Constraint {
+                            group,
+                            index: job_spec.constraints.len() + i,
+                        })
+                };
+                if !group_escaped {
+                    ctx.group_classes[group.group_index() * classes + class as usize] =
+                        Some(problem.is_none());
+                }
+                if let Some(reason) = problem {
+                    return Err(reason);
+                }
+                self.check_volumes(ctx, node, group, volumes)?;
+            }
         }
         let (plan_cpu, plan_memory) = ctx.resources[node.index()];
         let used_cpu = node_state.used_cpu + plan_cpu + group_spec.cpu;
@@ -450,8 +631,42 @@ impl Simulation<'_> {
         Ok(rank::final_score(&scores[..appended]))
     }
 
+    /// The CSI volume checker for every request of the allocation. 2.0.5
+    /// reports every missing volume at once; 1.2.6 the first it meets, in
+    /// its own words.
+    fn check_volumes(
+        &self,
+        ctx: &PlanContext,
+        node: NodeId,
+        group: GroupRef,
+        volumes: &[ResolvedVolume],
+    ) -> Result<(), FilterReason> {
+        let missing: Vec<&str> = volumes
+            .iter()
+            .filter_map(|v| match v {
+                ResolvedVolume::Missing(name) => Some(name.as_str()),
+                ResolvedVolume::Found(..) => None,
+            })
+            .collect();
+        if !missing.is_empty() {
+            return Err(match self.policy.nomad() {
+                NomadVersion::V1_2_6 => {
+                    FilterReason::CsiVolumeMissingLegacy(missing[0].to_string())
+                }
+                NomadVersion::V2_0_5 => FilterReason::CsiVolumeMissing(missing.join(", ")),
+            });
+        }
+        for (checked, volume) in volumes.iter().enumerate() {
+            if let ResolvedVolume::Found(id, mode, claim) = volume {
+                self.check_volume(ctx, node, group, *id, *mode, *claim, &volumes[..checked])?;
+            }
+        }
+        Ok(())
+    }
+
     /// Nomad's CSI volume checker, in its order, with the claim check the
     /// policy prescribes.
+    #[allow(clippy::too_many_arguments)]
     fn check_volume(
         &self,
         ctx: &PlanContext,
@@ -459,6 +674,7 @@ impl Simulation<'_> {
         group: GroupRef,
         volume: VolumeId,
         mode: ClaimMode,
+        claim: Capability,
         earlier: &[ResolvedVolume],
     ) -> Result<(), FilterReason> {
         let volume_spec = &self.scenario.volumes[volume.index()];
@@ -481,34 +697,48 @@ impl Simulation<'_> {
         {
             return Err(FilterReason::CsiPluginMaxVolumes { plugin, node });
         }
-        if !volume_spec.topologies.is_empty()
+        if self.policy.nomad().checks_topology()
+            && !volume_spec.topologies.is_empty()
             && !volume_spec.topologies.contains(&node_spec.topology)
         {
             return Err(FilterReason::CsiTopology);
         }
         let state = &self.volumes[volume.index()];
+        if mode == ClaimMode::Write && !write_schedulable(state.claimed_mode, volume_spec) {
+            return Err(FilterReason::CsiReadOnly(volume));
+        }
         if self.policy.plan_aware_claims() {
+            // Every user of a volume claims in one mode, so whichever claims
+            // first, the mode the checks assumed is the mode the volume gets.
+            let pinned = state.pinned_mode().or(ctx.modes.get(&volume).copied());
+            if pinned.is_some_and(|p| p != claim) {
+                return Err(FilterReason::CsiModeConflict(volume));
+            }
             let proposed = ctx.claims.get(&volume).copied().unwrap_or_default();
-            plan_aware_claim_check(
+            return plan_aware_claim_check(
                 volume,
-                volume_spec.access_mode,
+                claim.access_mode,
                 state.plan_aware_counts().plus(proposed),
                 mode,
-            )
-        } else {
-            naive_claim_check(
-                volume,
-                volume_spec.access_mode,
-                mode,
-                state.other_job_writes(group.job),
-            )
+            );
         }
+        // Nomad's own check (the same at both releases): readers only need a
+        // schedulable volume; a writer, once the write claims are used up,
+        // is refused only beside writers of another job.
+        if mode == ClaimMode::Write
+            && write_claims_exhausted(state.claimed_mode, state.ledger_counts)
+            && state.other_job_writes(group.job)
+        {
+            return Err(FilterReason::CsiNoWriterClaims(volume));
+        }
+        Ok(())
     }
 
     /// Whether `node` can take `volume` under its plugin's `max_volumes`.
-    /// Nomad counts the volumes claimed there and refuses at the limit, even
-    /// for a volume already attached. Plan-aware counts every volume that is
-    /// or will be attached (claimed, mounted by live allocations, proposed by
+    /// Nomad counts the volumes CSIVolumesByNodeID finds there (see
+    /// `NodeState::counted_volumes`) and refuses at the limit, even for a
+    /// volume already attached. Plan-aware counts every volume that is or
+    /// will be attached (claimed, mounted by live allocations, proposed by
     /// the plan, and this allocation's own earlier volumes) and refuses only
     /// if `volume` would push the node past the limit.
     fn attach_slot_free(
@@ -522,12 +752,12 @@ impl Simulation<'_> {
         let plugin = self.scenario.volumes[volume.index()].plugin;
         let state = &self.nodes[node.index()];
         if !self.policy.plan_aware_claims() {
-            return self.count_of_plugin(state.claimed_volumes.keys(), plugin) < max_volumes;
+            return self.count_of_plugin(state.counted_volumes.keys(), plugin) < max_volumes;
         }
         let mut attached = state.held_or_promised_volumes();
         attached.extend(ctx.node_volumes.get(&node).into_iter().flatten().copied());
         attached.extend(earlier.iter().filter_map(|v| match v {
-            ResolvedVolume::Found(id, _) => Some(*id),
+            ResolvedVolume::Found(id, _, _) => Some(*id),
             ResolvedVolume::Missing(_) => None,
         }));
         attached.insert(volume);
@@ -540,14 +770,16 @@ impl Simulation<'_> {
         node: NodeId,
         group: GroupRef,
         volumes: &[(VolumeId, ClaimMode)],
+        claim_modes: &[Capability],
     ) {
         let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
         let entry = &mut ctx.resources[node.index()];
         entry.0 += spec.cpu;
         entry.1 += spec.memory;
         *ctx.group_on_node.entry((node, group)).or_default() += 1;
-        for &(volume, mode) in volumes {
+        for (&(volume, mode), &claim) in volumes.iter().zip(claim_modes) {
             ctx.claims.entry(volume).or_default().add(mode);
+            ctx.modes.entry(volume).or_insert(claim);
             ctx.node_volumes.entry(node).or_default().insert(volume);
         }
     }

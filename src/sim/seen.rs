@@ -63,13 +63,13 @@ impl Simulation<'_> {
                 let counted = if self.policy.plan_aware_claims() {
                     claimed.counts.plus(unclaimed.counts).plus(in_plan.counts)
                 } else {
-                    // The naive check (`naive_claim_check`) looks only at a
-                    // writer's request on a single-writer volume, and then
-                    // only at other jobs' writer claims.
-                    let mode = self.scenario.volumes[volume.index()].access_mode;
+                    // Nomad's own check (`Simulation::check_volume`) looks
+                    // only at a writer's request on a volume a claim has set
+                    // to a single-writer mode, and then only at other jobs'
+                    // writer claims.
                     let single_writer = matches!(
-                        mode,
-                        AccessMode::SingleNodeWriter | AccessMode::MultiNodeSingleWriter
+                        state.claimed_mode.map(|c| c.access_mode),
+                        Some(AccessMode::SingleNodeWriter | AccessMode::MultiNodeSingleWriter)
                     );
                     let other_writers = state.ledger_counts.writers
                         - state.writers_by_job.get(&group.job).copied().unwrap_or(0);

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::access::{ClaimCounts, ClaimMode};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
+use crate::model::scenario::Capability;
 use crate::model::time::Millis;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +37,14 @@ pub struct NodeState {
     /// Volumes the node plugin has published here (what an enforcing plugin
     /// counts against `max_volumes`).
     pub published_volumes: BTreeMap<VolumeId, u32>,
+    /// What Nomad's CSIVolumesByNodeID finds here, which naive and validate
+    /// count against `max_volumes`: the sources of every allocation whose
+    /// desired status is run (live, failed or complete; not lost or stopped),
+    /// claimed or not. A `per_alloc` source is looked up by its base name,
+    /// which names no volume, so it is not counted.
+    pub counted_volumes: BTreeMap<VolumeId, u32>,
+    /// When the node last went down (Nomad's node GC measures from it).
+    pub down_since: Millis,
 }
 
 /// Adds one reference to `key`.
@@ -106,9 +115,17 @@ pub struct VolumeState {
     /// Only the plan-aware scheduler looks at these.
     pub reserved: BTreeMap<AllocId, ClaimMode>,
     pub reserved_counts: ClaimCounts,
+    /// The modes the `reserved` allocations will claim in, counted.
+    pub reserved_caps: BTreeMap<Capability, u32>,
     /// What the plugin has published, the basis of "violation".
     pub published_counts: ClaimCounts,
     pub violating_since: Option<Millis>,
+    /// The mode the first claim set (Nomad's setModesFromClaim); cleared
+    /// when the last claim is freed. `None`: no claim, mode unknown.
+    pub claimed_mode: Option<Capability>,
+    /// When the claims last changed (the volume's ModifyTime, which the
+    /// claim GC's threshold is measured from).
+    pub modified_at: Millis,
 }
 
 impl VolumeState {
@@ -116,6 +133,14 @@ impl VolumeState {
     /// plus every live allocation that will claim.
     pub fn plan_aware_counts(&self) -> ClaimCounts {
         self.ledger_counts.plus(self.reserved_counts)
+    }
+
+    /// The mode the volume has or, unclaimed, will have once a reserved
+    /// allocation claims it (plan-aware keeps every user of a volume in
+    /// one mode, so there is at most one).
+    pub fn pinned_mode(&self) -> Option<Capability> {
+        self.claimed_mode
+            .or_else(|| self.reserved_caps.keys().next().copied())
     }
 
     /// Whether a job other than `job` holds a writer claim.
@@ -170,6 +195,8 @@ pub struct Alloc {
     pub node: NodeId,
     pub state: AllocState,
     pub volumes: Vec<(VolumeId, ClaimMode)>,
+    /// The access and attachment mode each of `volumes` is claimed in.
+    pub claim_modes: Vec<Capability>,
     /// Which of `volumes` the client is claiming or publishing.
     pub next_volume: usize,
     /// Client claim retries (validate, plan-aware): next backoff and deadline.
@@ -181,8 +208,9 @@ pub struct Alloc {
     pub reschedule_history: Vec<(Millis, Millis)>,
     /// Nodes this allocation's predecessors failed on (reschedule penalty).
     pub penalty_nodes: Vec<NodeId>,
-    /// A delayed evaluation is already scheduled to reschedule this allocation.
-    pub followup_scheduled: bool,
+    /// When the delayed evaluation that will reschedule this allocation
+    /// runs (Nomad's FollowupEvalID), if one is scheduled.
+    pub followup_at: Option<Millis>,
     /// The node is draining: the scheduler must move this allocation.
     pub migrate: bool,
 }

@@ -7,14 +7,12 @@ use super::state::{AllocState, JobStatus, NodeStatus};
 use super::trace::{TraceKind, TraceRecord};
 use crate::model::access::{AccessMode, ClaimMode};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId};
-use crate::model::scenario::{TimelineAction, VolumeSource};
+use crate::model::scenario::{TimelineAction, VolumeRequest, VolumeSource};
 
 impl Simulation<'_> {
     pub(super) fn submit_job(&mut self, job: JobId) {
         self.jobs_submitted += 1;
-        if self.policy.validates_registration()
-            && let Some(problem) = self.registration_problem(job)
-        {
+        if let Some(problem) = self.registration_problem(job) {
             self.jobs[job.index()].status = JobStatus::Rejected;
             self.metrics.rejected_jobs += 1;
             self.rejections.push((job, problem.clone()));
@@ -31,40 +29,75 @@ impl Simulation<'_> {
         self.enqueue_eval(job);
     }
 
-    /// Nomad 1.3's registration check: a group with count > 1 may not share
-    /// a single-node volume (or write to a multi-node-single-writer volume)
-    /// unless each allocation gets its own (`per_alloc`).
+    /// Nomad's job validation of each CSI volume request
+    /// (structs/volumes.go `VolumeRequest.Validate`). Since 1.1.0, at every
+    /// pinned release: the request needs an access mode, and a reader-only
+    /// mode must be mounted read-only. From 1.3 (validate only; see
+    /// `Policy::validates_registration`): a group with count > 1 may not
+    /// share a single-node volume, or write a multi-node-single-writer one,
+    /// without `per_alloc`. The modes checked are the request's.
     fn registration_problem(&self, job: JobId) -> Option<String> {
         let spec = &self.scenario.jobs[job.index()];
         for (g, group) in spec.groups.iter().enumerate() {
             let count = self.jobs[job.index()].counts[g];
-            if count <= 1 {
-                continue;
-            }
             for request in &group.volumes {
-                let VolumeSource::Shared(volume) = request.source else {
-                    continue;
-                };
-                let volume = &self.scenario.volumes[volume.index()];
-                let mode = volume.access_mode;
-                let exclusive = mode.is_single_node()
-                    || (mode == AccessMode::MultiNodeSingleWriter
-                        && request.mode == ClaimMode::Write);
-                if exclusive {
-                    return Some(format!(
-                        "group {} has count {count} but volume {} ({mode}{}) can be claimed by one allocation only; use per_alloc",
-                        group.name,
-                        volume.name,
-                        if request.mode == ClaimMode::Write {
-                            ", read-write"
-                        } else {
-                            ""
+                let per_alloc = matches!(request.source, VolumeSource::PerAlloc { .. });
+                let problem = match self.request_access_mode(request) {
+                    None => Some("CSI volumes must have an access mode".to_string()),
+                    Some(mode) if !mode.allows_writers() && request.mode == ClaimMode::Write => {
+                        Some(format!("{mode} volumes must be read-only"))
+                    }
+                    Some(mode)
+                        if self.policy.validates_registration() && count > 1 && !per_alloc =>
+                    {
+                        match mode {
+                            AccessMode::SingleNodeReaderOnly => Some("allows only one reader"),
+                            AccessMode::SingleNodeWriter => {
+                                Some("allows only one reader or writer")
+                            }
+                            AccessMode::MultiNodeSingleWriter
+                                if request.mode == ClaimMode::Write =>
+                            {
+                                Some("allows only one writer")
+                            }
+                            _ => None,
                         }
+                        .map(|rule| format!("volume with {mode} access mode {rule}"))
+                    }
+                    Some(_) => None,
+                };
+                if let Some(problem) = problem {
+                    return Some(format!(
+                        "task group {} volume {}: {problem}",
+                        group.name, request.alias
                     ));
                 }
             }
         }
         None
+    }
+
+    /// The access mode a request is made in: its own, or the shorthand of
+    /// the volume it names (for `per_alloc`, the one shorthand all the
+    /// `<source>[N]` volumes share; `None` if any lacks it or they differ).
+    fn request_access_mode(&self, request: &VolumeRequest) -> Option<AccessMode> {
+        if request.access_mode.is_some() {
+            return request.access_mode;
+        }
+        match &request.source {
+            VolumeSource::Shared(volume) => self.scenario.volumes[volume.index()].shorthand,
+            VolumeSource::PerAlloc { base } => {
+                let prefix = format!("{base}[");
+                let mut modes = self
+                    .scenario
+                    .volume_by_name
+                    .range(prefix.clone()..)
+                    .take_while(|(name, _)| name.starts_with(&prefix))
+                    .map(|(_, v)| self.scenario.volumes[v.index()].shorthand);
+                let first = modes.next().flatten()?;
+                modes.all(|m| m == Some(first)).then_some(first)
+            }
+        }
     }
 
     pub(super) fn apply_timeline(&mut self, index: usize) {
@@ -76,7 +109,8 @@ impl Simulation<'_> {
                 state.status = NodeStatus::Ready;
                 state.eligible = true;
                 self.record(|t| TraceRecord::new(t, TraceKind::NodeUp).node(node));
-                self.unblock();
+                self.node_back_up(node);
+                self.unblock_class(node);
             }
             TimelineAction::NodeDrain(node) => {
                 self.nodes[node.index()].eligible = false;
@@ -131,7 +165,7 @@ impl Simulation<'_> {
                         .detail(detail)
                 });
                 if healthy {
-                    self.unblock();
+                    self.unblock_class(node);
                 }
             }
             TimelineAction::StopJob(job) => {
@@ -152,6 +186,7 @@ impl Simulation<'_> {
             return;
         }
         self.nodes[node.index()].status = NodeStatus::Down;
+        self.nodes[node.index()].down_since = self.now();
         self.record(|t| TraceRecord::new(t, TraceKind::NodeDown).node(node));
         let live = self.live_allocs_on(node);
         for &id in &live {
