@@ -9,3 +9,5 @@ pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod sim;
+pub mod fsio;
+pub mod names;

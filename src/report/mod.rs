@@ -9,3 +9,4 @@ pub mod summary;
 pub mod sweep;
 pub mod table;
 pub mod trace_csv;
+pub mod outdir;

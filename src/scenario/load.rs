@@ -10,7 +10,7 @@ use serde_saphyr::{Location, Spanned};
 use super::error::{LoadError, Position};
 use super::limits;
 use super::raw::*;
-use super::template::{INDEX_PLACEHOLDER, Stamp};
+use super::template::{INDEX_PLACEHOLDER, Stamp, TemplateBudget};
 use crate::model::access::ClaimMode;
 use crate::model::expect::{Expectation, parse_comparison};
 use crate::model::ids::{JobId, NodeId, PluginId, VolumeId};
@@ -219,6 +219,7 @@ fn resolve_scenario(
     if name.trim().is_empty() {
         return Err((None, "name: must not be empty".to_string()));
     }
+    crate::names::check(&name).map_err(|problem| (None, format!("name: the name {problem}")))?;
     let horizon = raw.horizon.map_or(DEFAULT_HORIZON, |d| d.0);
     if horizon == Millis::ZERO {
         return Err((None, "horizon: must be longer than 0s".to_string()));
@@ -254,14 +255,15 @@ fn resolve_scenario(
         .map(|(i, p)| (p.name.as_str(), PluginId::from_index(i)))
         .collect();
     let mut drivers = DriverNames::default();
-    let nodes = resolve_nodes(&raw.nodes, &plugin_ids, &mut drivers)?;
-    let volumes = resolve_volumes(&raw.volumes, &plugin_ids)?;
+    let mut budget = TemplateBudget::default();
+    let nodes = resolve_nodes(&raw.nodes, &plugin_ids, &mut drivers, &mut budget)?;
+    let volumes = resolve_volumes(&raw.volumes, &plugin_ids, &mut budget)?;
     let volume_by_name: BTreeMap<String, VolumeId> = volumes
         .iter()
         .enumerate()
         .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
         .collect();
-    let jobs = resolve_jobs(&raw.jobs, &volume_by_name, horizon, &mut drivers)?;
+    let jobs = resolve_jobs(&raw.jobs, &volume_by_name, horizon, &mut drivers, &mut budget)?;
     let events = resolve_events(
         &raw.events,
         horizon,
@@ -357,14 +359,20 @@ fn resolve_cluster(raw: RawCluster) -> Result<ClusterConfig, Fail> {
     })
 }
 
-/// Stamps out a template entry `count` times, or returns it once.
-fn expand<T: Clone + Stamp>(
-    entry: &Spanned<T>,
+/// Stamps out a template entry `count` times, or returns it once. Before
+/// anything is stamped, the copies are checked against the entry kind's
+/// limit (`have` entries so far) and charged to the template byte budget;
+/// copies are then made one at a time, as the caller consumes them.
+#[allow(clippy::too_many_arguments)]
+fn expand<'e, T: Clone + Stamp>(
+    entry: &'e Spanned<T>,
     id: &str,
     count: Option<RawCount>,
     what: &str,
     count_field: &str,
-) -> Result<Vec<T>, Fail> {
+    (have, limit, limit_name): (usize, usize, &str),
+    budget: &mut TemplateBudget,
+) -> Result<impl Iterator<Item = T> + 'e, Fail> {
     let count = count.map_or(1, |c| c.0);
     if count == 0 {
         return fail(
@@ -380,13 +388,23 @@ fn expand<T: Clone + Stamp>(
             ),
         );
     }
-    Ok((0..count)
-        .map(|i| {
-            let mut copy = entry.value.clone();
-            copy.stamp(&i.to_string());
-            copy
-        })
-        .collect())
+    if have.saturating_add(count as usize) > limit {
+        return fail(
+            entry.referenced,
+            format!(
+                "{what}[{id}].{count_field}: {count} copies would make {} {what}, more than the limit of {limit} ({limit_name})",
+                have.saturating_add(count as usize)
+            ),
+        );
+    }
+    budget
+        .charge(&entry.value, count)
+        .map_err(|message| (Some(entry.referenced), format!("{what}[{id}].{count_field}: {message}")))?;
+    Ok((0..count).map(move |i| {
+        let mut copy = entry.value.clone();
+        copy.stamp(&i.to_string());
+        copy
+    }))
 }
 
 /// Remembers ids seen so far and refuses the second of a pair.
@@ -407,21 +425,17 @@ impl<'a> UniqueIds<'a> {
         if id.trim().is_empty() {
             return fail(at, format!("{}: an id must not be empty", self.what));
         }
+        if let Err(problem) = crate::names::check(id) {
+            return fail(
+                at,
+                format!("{}[{}]: the id {problem}", self.what, id.escape_debug()),
+            );
+        }
         if !self.seen.insert(id.to_string()) {
             return fail(at, format!("{}[{id}]: \"{id}\" is used twice", self.what));
         }
         Ok(())
     }
-}
-
-fn check_limit(len: usize, limit: usize, what: &str, name: &str, at: Location) -> Result<(), Fail> {
-    if len > limit {
-        return fail(
-            at,
-            format!("{what}: more than {limit} after templates ({name})"),
-        );
-    }
-    Ok(())
 }
 
 fn resolve_plugins(raw: &[Spanned<RawPlugin>]) -> Result<Vec<PluginSpec>, Fail> {
@@ -445,14 +459,16 @@ fn resolve_nodes(
     raw: &[Spanned<RawNode>],
     plugin_ids: &BTreeMap<&str, PluginId>,
     driver_names: &mut DriverNames,
+    budget: &mut TemplateBudget,
 ) -> Result<Vec<NodeSpec>, Fail> {
     let mut ids = UniqueIds::new("nodes");
     let mut nodes = Vec::new();
     for entry in raw {
         let at = entry.referenced;
-        for node in expand(entry, &entry.value.id, entry.value.count, "nodes", "count")? {
+        let limit = (nodes.len(), limits::MAX_NODES, "MAX_NODES");
+        let copies = expand(entry, &entry.value.id, entry.value.count, "nodes", "count", limit, budget)?;
+        for node in copies {
             ids.insert(&node.id, at)?;
-            check_limit(nodes.len() + 1, limits::MAX_NODES, "nodes", "MAX_NODES", at)?;
             let path = format!("nodes[{}]", node.id);
             let mut csi_plugins = Vec::new();
             let mut seen_plugins = BTreeSet::new();
@@ -505,26 +521,16 @@ fn resolve_nodes(
 fn resolve_volumes(
     raw: &[Spanned<RawVolume>],
     plugin_ids: &BTreeMap<&str, PluginId>,
+    budget: &mut TemplateBudget,
 ) -> Result<Vec<VolumeSpec>, Fail> {
     let mut ids = UniqueIds::new("volumes");
     let mut volumes = Vec::new();
     for entry in raw {
         let at = entry.referenced;
-        for volume in expand(
-            entry,
-            &entry.value.id,
-            entry.value.count,
-            "volumes",
-            "count",
-        )? {
+        let limit = (volumes.len(), limits::MAX_VOLUMES, "MAX_VOLUMES");
+        let copies = expand(entry, &entry.value.id, entry.value.count, "volumes", "count", limit, budget)?;
+        for volume in copies {
             ids.insert(&volume.id, at)?;
-            check_limit(
-                volumes.len() + 1,
-                limits::MAX_VOLUMES,
-                "volumes",
-                "MAX_VOLUMES",
-                at,
-            )?;
             let Some(&plugin) = plugin_ids.get(volume.plugin_id.as_str()) else {
                 return fail(
                     at,
@@ -554,20 +560,16 @@ fn resolve_jobs(
     volume_by_name: &BTreeMap<String, VolumeId>,
     horizon: Millis,
     driver_names: &mut DriverNames,
+    budget: &mut TemplateBudget,
 ) -> Result<Vec<JobSpec>, Fail> {
     let mut ids = UniqueIds::new("jobs");
     let mut jobs = Vec::new();
     for entry in raw {
         let at = entry.referenced;
-        for job in expand(
-            entry,
-            &entry.value.id,
-            entry.value.replicas,
-            "jobs",
-            "replicas",
-        )? {
+        let limit = (jobs.len(), limits::MAX_JOBS, "MAX_JOBS");
+        let copies = expand(entry, &entry.value.id, entry.value.replicas, "jobs", "replicas", limit, budget)?;
+        for job in copies {
             ids.insert(&job.id, at)?;
-            check_limit(jobs.len() + 1, limits::MAX_JOBS, "jobs", "MAX_JOBS", at)?;
             let job = resolve_job(job, at, volume_by_name, driver_names)?;
             if job.submit_at > horizon {
                 return fail(
@@ -801,6 +803,16 @@ fn resolve_group(
     let mut reschedule = ReschedulePolicy::default_for(kind);
     if let Some(raw) = &group.reschedule {
         reschedule.attempts = raw.attempts.unwrap_or(reschedule.attempts);
+        if reschedule.attempts > limits::MAX_RESCHEDULE_ATTEMPTS {
+            return fail(
+                at,
+                format!(
+                    "{path}.reschedule.attempts: {} exceeds the limit of {} (MAX_RESCHEDULE_ATTEMPTS); for no limit write unlimited: true",
+                    reschedule.attempts,
+                    limits::MAX_RESCHEDULE_ATTEMPTS
+                ),
+            );
+        }
         reschedule.interval = raw.interval.map_or(reschedule.interval, |d| d.0);
         reschedule.delay = raw.delay.map_or(reschedule.delay, |d| d.0);
         reschedule.max_delay = raw.max_delay.map_or(reschedule.max_delay, |d| d.0);

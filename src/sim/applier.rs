@@ -130,15 +130,18 @@ impl Simulation<'_> {
             &self.scenario.jobs[placement.group.job.index()].groups[placement.group.group_index()];
         let (history, penalty_nodes) = match placement.previous {
             Some(previous) if placement.reschedule => {
-                let old = &self.allocs[previous.index()];
-                let delays: Vec<Millis> = old.reschedule_history.iter().map(|&(_, d)| d).collect();
+                // The replaced allocation is finished: its tracker moves to
+                // the replacement (never copied), trimmed to Nomad's window.
+                let old = &mut self.allocs[previous.index()];
+                let mut history = std::mem::take(&mut old.reschedule_history);
+                let mut penalty = std::mem::take(&mut old.penalty_nodes);
+                let delays: Vec<Millis> = history.iter().map(|&(_, d)| d).collect();
                 let delay = super::reschedule::next_delay(&group_spec.reschedule, &delays);
-                let mut history = old.reschedule_history.clone();
+                let keep = super::reschedule::tracker_window(&group_spec.reschedule, &history, now);
+                history.drain(..history.len() - keep);
+                penalty.drain(..penalty.len() - keep);
                 history.push((now, delay));
-                let mut penalty = old.penalty_nodes.clone();
-                if !penalty.contains(&old.node) {
-                    penalty.push(old.node);
-                }
+                penalty.push(old.node);
                 (history, penalty)
             }
             _ => (Vec::new(), Vec::new()),
