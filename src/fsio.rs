@@ -25,7 +25,7 @@ impl ReadError {
     /// The message, with a missing file worded like any other problem.
     pub fn message(self) -> String {
         match self {
-            ReadError::NotFound => "cannot read: no such file".to_string(),
+            ReadError::NotFound => "cannot read: no such file or directory".to_string(),
             ReadError::Refused(message) => message,
         }
     }

@@ -20,6 +20,19 @@ pub const MAX_NAME_CHARS: usize = 100;
 /// Longest slug, in bytes (a slug is ASCII).
 pub const MAX_SLUG_BYTES: usize = 100;
 
+/// Longest piece of user text quoted in a message, in characters.
+const SHOWN_CHARS: usize = 60;
+
+/// User text as quoted in a message: control characters escaped, cut to
+/// 60 characters (a 100,000-character id is not repeated back in full).
+pub fn shown(text: &str) -> String {
+    let escaped: String = text.escape_debug().collect();
+    match escaped.char_indices().nth(SHOWN_CHARS) {
+        Some((cut, _)) => format!("{}...", &escaped[..cut]),
+        None => escaped,
+    }
+}
+
 /// Why `name` cannot be used, if it cannot: what was found, where in the
 /// name, and what to write instead (callers prefix the field's path).
 pub fn check(name: &str) -> Result<(), String> {
@@ -70,6 +83,23 @@ pub fn slug(name: &str) -> String {
     slug
 }
 
+/// The file-name form of a `vary` key, for chart names:
+/// `jobs[example].groups[cache].count` -> `jobs-example-groups-cache-count`.
+/// ASCII letters, digits and `_` are kept, every other run of characters
+/// becomes one `-` (none leading or trailing), cut to [`MAX_SLUG_BYTES`].
+pub fn key_slug(key: &str) -> String {
+    let mut slug = String::new();
+    for c in key.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            slug.push(c);
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+    }
+    slug.truncate(MAX_SLUG_BYTES);
+    slug.trim_end_matches('-').to_string()
+}
+
 /// The first pair of names (by position) that share a slug.
 pub fn slug_clash<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<(usize, usize)> {
     let mut seen = std::collections::BTreeMap::new();
@@ -111,6 +141,8 @@ mod tests {
         assert!(check("   ").is_err());
         assert!(check(&"x".repeat(MAX_NAME_CHARS)).is_ok());
         assert!(check(&"x".repeat(MAX_NAME_CHARS + 1)).is_err());
+        assert_eq!(shown("a\u{1b}b"), "a\\u{1b}b");
+        assert_eq!(shown(&"y".repeat(100)), format!("{}...", "y".repeat(60)));
     }
 
     #[test]
@@ -127,6 +159,8 @@ mod tests {
         }
         assert_eq!(slug_clash(["my scenario", "other", "my_scenario"]), Some((0, 2)));
         assert_eq!(slug_clash(["a", "b"]), None);
+        assert_eq!(key_slug("jobs[example].groups[cache].count"), "jobs-example-groups-cache-count");
+        assert_eq!(key_slug("../../x"), "x");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, Seeds, parse_policy, pa
 use crate::model::policy::Policy;
 use crate::report::atomic::write_atomic;
 use crate::report::summary::{self, SummaryRow};
-use crate::report::{table, trace_csv};
+use crate::report::{outdir, table, trace_csv};
 use crate::run::{RunPlan, run_scenario};
 
 #[derive(Args, Debug)]
@@ -54,12 +54,15 @@ pub fn run(args: RunArgs) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
-    if let Some(out) = &args.out
-        && let Err(err) = std::fs::create_dir_all(out)
-    {
-        eprintln!("{}: cannot create output directory: {err}", out.display());
-        return EXIT_BAD_INPUT;
-    }
+    // Claimed (locked) before anything runs; released, and removed if still
+    // empty, when this function returns.
+    let _out_dir = match args.out.as_deref().map(|out| outdir::claim(out, outdir::Kind::Run)) {
+        Some(Err(message)) => {
+            eprintln!("{message}");
+            return EXIT_BAD_INPUT;
+        }
+        claimed => claimed,
+    };
     if args.trace && args.out.is_none() {
         eprintln!(
             "warning: --trace writes its event logs beside summary.csv; add --out DIR to keep them"

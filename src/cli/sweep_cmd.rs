@@ -16,6 +16,7 @@ use crate::experiment::spec::{self, Experiment};
 use crate::model::metrics::Metrics;
 use crate::report::atomic::write_atomic;
 use crate::report::journal::{self, Header};
+use crate::report::outdir;
 use crate::report::sweep;
 use crate::sim::{RunOptions, simulate};
 
@@ -26,7 +27,7 @@ pub struct SweepArgs {
     /// The experiment file.
     experiment: PathBuf,
     /// Worker threads (default: every core). Never changes a byte of output.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     jobs: Option<u16>,
     /// Output directory (default: sweep-<experiment name>).
     #[arg(long, value_name = "DIR")]
@@ -114,9 +115,8 @@ fn sweep_command(args: &SweepArgs) -> Result<(), String> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("sweep-{}", experiment.name)));
-    std::fs::create_dir_all(&out)
-        .map_err(|err| format!("{}: cannot create: {err}", out.display()))?;
+        .unwrap_or_else(|| PathBuf::from(format!("sweep-{}", crate::names::slug(&experiment.name))));
+    let _out_dir = outdir::claim(&out, outdir::Kind::Sweep)?;
     let journal_path = out.join(journal::FILE_NAME);
     let header = header_for(&experiment, shard);
     let (mut done, writer) = match journal::read(&journal_path)? {
@@ -285,20 +285,7 @@ fn finish(
     done: &BTreeMap<usize, Metrics>,
     quiet: bool,
 ) -> Result<(), String> {
-    if done.len() != experiment.runs() {
-        let missing = (0..experiment.runs())
-            .find(|r| !done.contains_key(r))
-            .unwrap_or(0);
-        let c = coord(experiment, missing);
-        return Err(format!(
-            "{} of {} runs are missing (first: run {missing}, {}, {}, seed {})",
-            experiment.runs() - done.len(),
-            experiment.runs(),
-            experiment.point_label(c.point),
-            c.policy,
-            c.seed
-        ));
-    }
+    check_complete(experiment, done)?;
     let runs: Vec<Metrics> = done.values().cloned().collect();
     let whole = Header {
         shard: Shard::WHOLE.to_string(),
@@ -319,6 +306,25 @@ fn finish(
             super::out(&format!("{line}\n"));
         }
         eprintln!("wrote {}", out.join("index.html").display());
+    }
+    Ok(())
+}
+
+/// Every run of the experiment is recorded; otherwise which are missing.
+fn check_complete(experiment: &Experiment, done: &BTreeMap<usize, Metrics>) -> Result<(), String> {
+    if done.len() != experiment.runs() {
+        let missing = (0..experiment.runs())
+            .find(|r| !done.contains_key(r))
+            .unwrap_or(0);
+        let c = coord(experiment, missing);
+        return Err(format!(
+            "{} of {} runs are missing (first: run {missing}, {}, {}, seed {})",
+            experiment.runs() - done.len(),
+            experiment.runs(),
+            experiment.point_label(c.point),
+            c.policy,
+            c.seed
+        ));
     }
     Ok(())
 }
@@ -392,8 +398,9 @@ fn merge_command(args: &MergeArgs) -> Result<(), String> {
             }
         }
     }
-    std::fs::create_dir_all(&args.out)
-        .map_err(|err| format!("{}: cannot create: {err}", args.out.display()))?;
+    check_complete(&experiment, &done)
+        .map_err(|err| format!("{err}: merge needs the directory of every shard"))?;
+    let _out_dir = outdir::claim(&args.out, outdir::Kind::Sweep)?;
     write_inputs(&args.out, &experiment)?;
     finish(&args.out, &experiment, &header, &done, args.quiet)
 }

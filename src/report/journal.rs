@@ -91,10 +91,11 @@ pub struct Contents {
 
 /// Reads a journal; `Ok(None)` when there is none.
 pub fn read(path: &Path) -> Result<Option<Contents>, String> {
-    let bytes = match std::fs::read(path) {
+    use crate::fsio::{MAX_JOURNAL_BYTES, ReadError, read_limited};
+    let bytes = match read_limited(path, MAX_JOURNAL_BYTES, "MAX_JOURNAL_BYTES") {
         Ok(bytes) => bytes,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(format!("{}: cannot read: {err}", path.display())),
+        Err(ReadError::NotFound) => return Ok(None),
+        Err(err) => return Err(format!("{}: {}", path.display(), err.message())),
     };
     let text = String::from_utf8_lossy(&bytes);
     let label = path.display();

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::summary::{KEY_COLUMNS, VERSION_COLUMN};
-use crate::model::metrics::Metric;
+use crate::model::metrics::{Metric, MetricValue};
 use crate::model::policy::Policy;
 
 /// A row's identity, ordered as summary.csv sorts rows.
@@ -54,12 +54,25 @@ pub fn resolve_path(path: &Path) -> PathBuf {
 pub fn read(path: &Path) -> Result<ResultsTable, String> {
     let file = resolve_path(path);
     let label = file.display().to_string();
-    let bytes = std::fs::read(&file).map_err(|err| format!("{label}: cannot read: {err}"))?;
+    let bytes = crate::fsio::read_limited(&file, crate::fsio::MAX_RESULTS_BYTES, "MAX_RESULTS_BYTES")
+        .map_err(|err| format!("{label}: {}", err.message()))?;
     parse(&bytes, &label)
 }
 
 /// Parses results text; `label` names it in errors.
 pub fn parse(bytes: &[u8], label: &str) -> Result<ResultsTable, String> {
+    // plansim ends every line with a newline: a file without one was cut short.
+    if !bytes.contains(&b'\n') {
+        return Err(format!(
+            "{label}: the file ends inside its header line (cut short?); expected a summary.csv written by plansim run"
+        ));
+    }
+    if !bytes.ends_with(b"\n") {
+        let line = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
+        return Err(format!(
+            "{label}:{line}: the last row does not end with a newline (cut short?); expected a complete summary.csv"
+        ));
+    }
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_reader(bytes);
@@ -117,6 +130,10 @@ pub fn parse(bytes: &[u8], label: &str) -> Result<ResultsTable, String> {
             policy,
             seed,
         };
+        for (offset, (column, value)) in header.iter().zip(record.iter()).enumerate() {
+            check_value(column, value)
+                .map_err(|problem| format!("{label}:{line}:{}: {problem}", offset + 1))?;
+        }
         let values: Vec<String> = record
             .iter()
             .skip(KEY_COLUMNS.len())
@@ -131,6 +148,29 @@ pub fn parse(bytes: &[u8], label: &str) -> Result<ResultsTable, String> {
         columns,
         rows,
     })
+}
+
+/// Checks one value: a metric must read back as plansim writes it (a
+/// whole number of at least 0, or seconds with three decimals); a column
+/// plansim does not know must be empty or a finite number. Keys and
+/// provenance are text.
+fn check_value(column: &str, value: &str) -> Result<(), String> {
+    if KEY_COLUMNS.contains(&column) || is_provenance(column) {
+        return Ok(());
+    }
+    let shown = value.escape_debug();
+    match Metric::from_name(column) {
+        Some(metric) => MetricValue::parse(metric, value).map(|_| ()).ok_or_else(|| {
+            let expected = match metric {
+                Metric::ViolationSeconds => "seconds with three decimals, e.g. 12.500",
+                Metric::FirstFullS => "seconds with three decimals, e.g. 12.500, or nothing (never reached)",
+                _ => "a whole number of at least 0",
+            };
+            format!("{column} is \"{shown}\", expected {expected}")
+        }),
+        None if value.is_empty() || value.parse::<f64>().is_ok_and(f64::is_finite) => Ok(()),
+        None => Err(format!("{column} is \"{shown}\", expected a finite number or nothing")),
+    }
 }
 
 /// Whether a column is provenance, not a result.

@@ -30,40 +30,24 @@ const DEFAULT_PRIORITY: u32 = 50;
 /// Reads and resolves a scenario file.
 pub fn load_file(path: &Path) -> Result<Scenario, LoadError> {
     let label = path.display().to_string();
-    let bytes = read_limited(path).map_err(|message| LoadError {
-        file: label.clone(),
-        position: None,
-        message,
-    })?;
-    let text = std::str::from_utf8(&bytes).map_err(|err| LoadError {
-        file: label.clone(),
-        position: None,
-        message: format!(
-            "not UTF-8 text (invalid byte at offset {})",
-            err.valid_up_to()
-        ),
-    })?;
+    let text = read_text(path)?;
     let stem = path
         .file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())
         .unwrap_or_else(|| "scenario".to_string());
-    load_str(text, &label, &stem)
+    load_str(&text, &label, &stem)
 }
 
-fn read_limited(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|err| format!("cannot read: {err}"))?;
-    let mut bytes = Vec::new();
-    file.take(limits::MAX_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| format!("cannot read: {err}"))?;
-    if bytes.len() > limits::MAX_FILE_BYTES {
-        return Err(format!(
-            "file is larger than the limit of {} MiB (MAX_FILE_BYTES)",
-            limits::MAX_FILE_BYTES / (1024 * 1024)
-        ));
-    }
-    Ok(bytes)
+/// Reads a scenario or experiment file: a regular file, at most
+/// MAX_FILE_BYTES, UTF-8.
+pub fn read_text(path: &Path) -> Result<String, LoadError> {
+    crate::fsio::read_text_limited(path, limits::MAX_FILE_BYTES as u64, "MAX_FILE_BYTES").map_err(
+        |err| LoadError {
+            file: path.display().to_string(),
+            position: None,
+            message: err.message(),
+        },
+    )
 }
 
 /// Parses YAML options shared by scenario and experiment files: strict
@@ -83,8 +67,8 @@ pub fn yaml_options() -> serde_saphyr::Options {
     }
 }
 
-/// Turns a serde-saphyr error into a positioned, one-line [`LoadError`].
-pub fn yaml_error(file: &str, err: &serde_saphyr::Error) -> LoadError {
+/// Turns a serde-saphyr error on `text` into a positioned, one-line [`LoadError`].
+pub fn yaml_error(file: &str, text: &str, err: &serde_saphyr::Error) -> LoadError {
     let plain = err.without_snippet();
     let position = plain.location().and_then(Position::from_location);
     let mut message = plain.to_string();
@@ -95,13 +79,13 @@ pub fn yaml_error(file: &str, err: &serde_saphyr::Error) -> LoadError {
     LoadError {
         file: file.to_string(),
         position,
-        message: clean_yaml_message(&message),
+        message: clean_yaml_message(&message, text.contains('*') && text.contains('&')),
     }
 }
 
 /// The first line of a serde-saphyr message, minus library advice that is
 /// not ours to give, in words that say what is wrong in the file.
-fn clean_yaml_message(message: &str) -> String {
+fn clean_yaml_message(message: &str, uses_aliases: bool) -> String {
     let mut message = message
         .lines()
         .next()
@@ -128,15 +112,51 @@ fn clean_yaml_message(message: &str) -> String {
     if let Some((_, better)) = rewrites.iter().find(|(from, _)| message == *from) {
         message = (*better).to_string();
     }
+    // The library's words for the YAML it refuses, in the file's words.
+    let prefixed = [
+        (
+            "data did not match any variant of untagged enum RawExpectValue",
+            "expected a number (e.g. 3 or 0.5) or a comparison in quotes (e.g. \">= 3\", \"< 0.5\"), found a list, mapping or boolean".to_string(),
+        ),
+        (
+            "recursive references require weak recursion types",
+            "an alias (*name) is used inside the anchor (&name) it refers to, which would make the value contain itself: copy the value instead, or anchor a smaller part".to_string(),
+        ),
+        (
+            "multiple YAML documents detected",
+            "a second YAML document starts here (a `---` line): a file holds one scenario; remove the `---` and what follows, or move it to a file of its own".to_string(),
+        ),
+        (
+            "!!binary scalar is not valid UTF-8",
+            "a !!binary value that is not UTF-8 text: names and other fields are text; write the text itself without !!binary".to_string(),
+        ),
+    ];
+    if let Some((_, better)) = prefixed.iter().find(|(from, _)| message.starts_with(from)) {
+        message.clone_from(better);
+    }
+    if let Some(found) = message
+        .strip_prefix("non-finite float ")
+        .and_then(|rest| rest.strip_suffix(" rejected by the configured policy"))
+    {
+        message = format!(
+            "found {found}, which is not a finite number: write a duration with a unit (e.g. 30s or 5m) or a finite number"
+        );
+    }
     if let Some(breach) = message.strip_prefix("budget breached: ") {
         let kind = breach.split([' ', '{']).next().unwrap_or(breach);
+        // Only a file that uses aliases can be an alias bomb.
+        let cause = if uses_aliases {
+            "too large, or aliases that expand too far"
+        } else {
+            "the file is too large: write repeated entries once, with count: or replicas:"
+        };
         message = match kind {
             "Nodes" => format!(
-                "more than {} YAML nodes once aliases are expanded (YAML_MAX_NODES): too large, or an alias bomb",
+                "more than {} YAML nodes once aliases are expanded (YAML_MAX_NODES): {cause}",
                 limits::YAML_MAX_NODES
             ),
             "Events" => format!(
-                "more than {} YAML events once aliases are expanded (YAML_MAX_EVENTS): too large, or an alias bomb",
+                "more than {} YAML events once aliases are expanded (YAML_MAX_EVENTS): {cause}",
                 limits::YAML_MAX_EVENTS
             ),
             "Aliases" => format!(
@@ -190,7 +210,7 @@ fn load_text(
         });
     }
     let raw: RawScenario = serde_saphyr::from_str_with_options(text, yaml_options())
-        .map_err(|err| yaml_error(file, &err))?;
+        .map_err(|err| yaml_error(file, text, &err))?;
     let mut warnings = Vec::new();
     let scenario = resolve_scenario(raw, default_name, dangling, &mut warnings).map_err(
         |(location, message)| LoadError {
@@ -373,18 +393,19 @@ fn expand<'e, T: Clone + Stamp>(
     (have, limit, limit_name): (usize, usize, &str),
     budget: &mut TemplateBudget,
 ) -> Result<impl Iterator<Item = T> + 'e, Fail> {
+    let name = crate::names::shown(id);
     let count = count.map_or(1, |c| c.0);
     if count == 0 {
         return fail(
             entry.referenced,
-            format!("{what}[{id}].{count_field}: must be at least 1"),
+            format!("{what}[{name}].{count_field}: must be at least 1"),
         );
     }
     if count > 1 && !id.contains(INDEX_PLACEHOLDER) {
         return fail(
             entry.referenced,
             format!(
-                "{what}[{id}].{count_field}: {count} copies need distinct ids: put {{i}} in the id (e.g. \"{id}-{{i}}\")"
+                "{what}[{name}].{count_field}: {count} copies need distinct ids: put {{i}} in the id (e.g. \"{name}-{{i}}\")"
             ),
         );
     }
@@ -392,14 +413,14 @@ fn expand<'e, T: Clone + Stamp>(
         return fail(
             entry.referenced,
             format!(
-                "{what}[{id}].{count_field}: {count} copies would make {} {what}, more than the limit of {limit} ({limit_name})",
+                "{what}[{name}].{count_field}: {count} copies would make {} {what}, more than the limit of {limit} ({limit_name})",
                 have.saturating_add(count as usize)
             ),
         );
     }
     budget
         .charge(&entry.value, count)
-        .map_err(|message| (Some(entry.referenced), format!("{what}[{id}].{count_field}: {message}")))?;
+        .map_err(|message| (Some(entry.referenced), format!("{what}[{name}].{count_field}: {message}")))?;
     Ok((0..count).map(move |i| {
         let mut copy = entry.value.clone();
         copy.stamp(&i.to_string());
@@ -425,14 +446,12 @@ impl<'a> UniqueIds<'a> {
         if id.trim().is_empty() {
             return fail(at, format!("{}: an id must not be empty", self.what));
         }
+        let shown = crate::names::shown(id);
         if let Err(problem) = crate::names::check(id) {
-            return fail(
-                at,
-                format!("{}[{}]: the id {problem}", self.what, id.escape_debug()),
-            );
+            return fail(at, format!("{}[{shown}]: the id {problem}", self.what));
         }
         if !self.seen.insert(id.to_string()) {
-            return fail(at, format!("{}[{id}]: \"{id}\" is used twice", self.what));
+            return fail(at, format!("{}[{shown}]: \"{shown}\" is used twice", self.what));
         }
         Ok(())
     }
@@ -917,6 +936,23 @@ struct EventContext<'a> {
 }
 
 impl EventContext<'_> {
+    /// A `scale` or `stop_job` acts on a submitted job: one written for
+    /// before the job's `submit_at` (or at the same instant: timeline
+    /// events come first) is refused rather than silently ignored.
+    fn check_submitted(&self, at_time: Millis, job: JobId, path: &str, at: Location) -> Result<(), Fail> {
+        let spec = &self.jobs[job.index()];
+        if at_time <= spec.submit_at {
+            return fail(
+                at,
+                format!(
+                    "{path}: at {at_time}s job \"{}\" is not submitted yet (submit_at: {}s; timeline events at the same instant come before submissions): move the event after {}s, or submit the job earlier",
+                    spec.name, spec.submit_at, spec.submit_at
+                ),
+            );
+        }
+        Ok(())
+    }
+
     fn resolve(&self, index: usize, entry: &Spanned<RawEvent>) -> Result<TimedEvent, EventError> {
         let at = entry.referenced;
         let event = &entry.value;
@@ -970,6 +1006,7 @@ impl EventContext<'_> {
                 )));
             };
             check_allocation_count(scale.count.0, &format!("{path}.scale.count"), at)?;
+            self.check_submitted(event.at.0, job_id, &format!("{path}.scale"), at)?;
             actions.push(TimelineAction::Scale {
                 job: job_id,
                 group,
@@ -1004,7 +1041,9 @@ impl EventContext<'_> {
             });
         }
         if let Some(name) = &event.stop_job {
-            actions.push(TimelineAction::StopJob(job(name, "stop_job")?));
+            let job_id = job(name, "stop_job")?;
+            self.check_submitted(event.at.0, job_id, &format!("{path}.stop_job"), at)?;
+            actions.push(TimelineAction::StopJob(job_id));
         }
         let action = match actions.len() {
             1 => actions.pop().expect("one action"),
