@@ -60,23 +60,24 @@ fn forbidden(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
-/// The file-name form of a name: ASCII letters, digits, `-`, `_` and `.`
-/// are kept, every other run of characters becomes one `_`; leading dots
-/// are dropped (no hidden files, no `..`), and the result is cut to
-/// [`MAX_SLUG_BYTES`]. Never empty: a name with nothing left is `_`.
+/// The file-name form of a name: ASCII letters, digits, `-` and `_` are
+/// kept, and `.` right after a letter or digit (`v1.2`); every other run of
+/// characters becomes one `_`. So a slug never starts with a dot (no hidden
+/// file, no `..`) and never holds a `/`. It is cut to [`MAX_SLUG_BYTES`],
+/// and never empty: a name with nothing left is `_`.
 /// Two names may share a slug ("my scenario", "my_scenario"): callers that
 /// write one file per name refuse such pairs (see `slug_clashes`).
 pub fn slug(name: &str) -> String {
     let mut slug = String::new();
     for c in name.chars() {
-        if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+        let after_alphanumeric = slug.ends_with(|p: char| p.is_ascii_alphanumeric());
+        if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') || (c == '.' && after_alphanumeric) {
             slug.push(c);
         } else if !slug.ends_with('_') {
             slug.push('_');
         }
     }
-    let slug = slug.trim_start_matches('.');
-    let mut slug: String = slug.chars().take(MAX_SLUG_BYTES).collect();
+    slug.truncate(MAX_SLUG_BYTES);
     if slug.is_empty() {
         slug.push('_');
     }
@@ -148,7 +149,8 @@ mod tests {
     #[test]
     fn slugs_are_safe_file_names() {
         assert_eq!(slug("my scenario"), "my_scenario");
-        assert_eq!(slug("../../etc/passwd"), "_.._etc_passwd");
+        assert_eq!(slug("../../etc/passwd"), "_etc_passwd");
+        assert_eq!(slug("v1.2 final"), "v1.2_final");
         assert_eq!(slug(".."), "_");
         assert_eq!(slug("a/b\\c"), "a_b_c");
         assert_eq!(slug("ünïcode"), "_n_code");
