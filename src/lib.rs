@@ -4,10 +4,10 @@
 pub mod cli;
 pub mod engine;
 pub mod experiment;
+pub mod fsio;
 pub mod model;
+pub mod names;
 pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod sim;
-pub mod fsio;
-pub mod names;

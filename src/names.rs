@@ -157,11 +157,20 @@ mod tests {
         assert_eq!(slug(&"x".repeat(300)).len(), MAX_SLUG_BYTES);
         for name in ["..", ".", "/", "../x", "a/../b", ""] {
             let s = slug(name);
-            assert!(!s.contains('/') && !s.starts_with('.') && !s.is_empty(), "{name} -> {s}");
+            assert!(
+                !s.contains('/') && !s.starts_with('.') && !s.is_empty(),
+                "{name} -> {s}"
+            );
         }
-        assert_eq!(slug_clash(["my scenario", "other", "my_scenario"]), Some((0, 2)));
+        assert_eq!(
+            slug_clash(["my scenario", "other", "my_scenario"]),
+            Some((0, 2))
+        );
         assert_eq!(slug_clash(["a", "b"]), None);
-        assert_eq!(key_slug("jobs[example].groups[cache].count"), "jobs-example-groups-cache-count");
+        assert_eq!(
+            key_slug("jobs[example].groups[cache].count"),
+            "jobs-example-groups-cache-count"
+        );
         assert_eq!(key_slug("../../x"), "x");
     }
 
@@ -169,7 +178,10 @@ mod tests {
     fn csv_cells_are_not_formulas() {
         assert_eq!(csv_cell("=1+1"), "'=1+1");
         assert_eq!(csv_cell("@SUM(A1)"), "'@SUM(A1)");
-        assert_eq!(csv_cell("-2+3+cmd|' /C calc'!A0"), "'-2+3+cmd|' /C calc'!A0");
+        assert_eq!(
+            csv_cell("-2+3+cmd|' /C calc'!A0"),
+            "'-2+3+cmd|' /C calc'!A0"
+        );
         assert_eq!(csv_cell("-7.000"), "-7.000");
         assert_eq!(csv_cell("+1"), "+1");
         assert_eq!(csv_cell("plain"), "plain");

@@ -127,10 +127,18 @@ fn every_bad_results_file_gives_its_exact_message() {
         .filter(|p| p.extension().is_some_and(|e| e == "csv"))
         .collect();
     files.sort();
-    assert!(files.len() >= 7, "the results corpus shrank to {}", files.len());
+    assert!(
+        files.len() >= 7,
+        "the results corpus shrank to {}",
+        files.len()
+    );
     check_snapshots(files.clone(), |file| {
         let err = plansim::report::results::read(file).expect_err("a bad results file is refused");
-        err.replacen(&file.display().to_string(), &file.file_name().unwrap().to_string_lossy(), 1)
+        err.replacen(
+            &file.display().to_string(),
+            &file.file_name().unwrap().to_string_lossy(),
+            1,
+        )
     });
     for file in files {
         let output = common::plansim(&["diff", common::arg(&file), "results/summary.csv"]);
@@ -139,7 +147,9 @@ fn every_bad_results_file_gives_its_exact_message() {
 }
 
 fn stderr_of(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).trim_end().to_string()
+    String::from_utf8_lossy(&output.stderr)
+        .trim_end()
+        .to_string()
 }
 
 /// Item 3: a zero-time loop stops with exit 2, names the job and the zero
@@ -158,7 +168,9 @@ fn a_zero_time_loop_is_stopped_and_named() {
     common::assert_refused(&output, Path::new("zero-time-loop.yaml"));
     let stderr = stderr_of(&output);
     assert!(
-        stderr.starts_with("zero-time-loop (naive, seed 0): simulated time stopped advancing at 0.000s: "),
+        stderr.starts_with(
+            "zero-time-loop (naive, seed 0): simulated time stopped advancing at 0.000s: "
+        ),
         "{stderr}"
     );
     assert!(
@@ -200,7 +212,12 @@ fn devices_fifos_and_directories_are_refused_without_reading() {
     for special in &specials {
         for args in [
             vec!["validate", common::arg(special)],
-            vec!["sweep", common::arg(special), "--out", common::arg(&dir.join("o"))],
+            vec![
+                "sweep",
+                common::arg(special),
+                "--out",
+                common::arg(&dir.join("o")),
+            ],
             vec!["diff", common::arg(special), "results/summary.csv"],
         ] {
             if args[0] != "sweep" && special.is_dir() {
@@ -209,10 +226,7 @@ fn devices_fifos_and_directories_are_refused_without_reading() {
             let output = common::plansim(&args);
             common::assert_refused(&output, special);
             let stderr = stderr_of(&output);
-            assert!(
-                stderr.contains("not a regular file"),
-                "{args:?}: {stderr}"
-            );
+            assert!(stderr.contains("not a regular file"), "{args:?}: {stderr}");
         }
     }
     assert!(!dir.join("o").exists());
@@ -227,7 +241,13 @@ fn scenario_names_that_share_a_slug_are_refused() {
     std::fs::write(dir.join("a.yaml"), format!("name: my scenario\n{body}")).unwrap();
     std::fs::write(dir.join("b.yaml"), format!("name: my_scenario\n{body}")).unwrap();
     let out = dir.join("out");
-    let output = common::plansim(&["run", common::arg(&dir), "--trace", "--out", common::arg(&out)]);
+    let output = common::plansim(&[
+        "run",
+        common::arg(&dir),
+        "--trace",
+        "--out",
+        common::arg(&out),
+    ]);
     common::assert_refused(&output, &dir);
     assert_eq!(
         stderr_of(&output),
@@ -272,7 +292,13 @@ fn names_reach_paths_as_slugs_and_csv_as_text() {
     assert_eq!(written, ["sweep-_escape"]);
     assert!(!dir.parent().unwrap().join("escape").exists());
     let runs = std::fs::read_to_string(work.join("sweep-_escape/runs.csv")).unwrap();
-    assert!(runs.lines().nth(1).unwrap().starts_with("'=HYPERLINK(1),naive,"), "{runs}");
+    assert!(
+        runs.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("'=HYPERLINK(1),naive,"),
+        "{runs}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -293,24 +319,46 @@ fn foreign_output_directories_and_early_refusals_write_nothing() {
         )
     );
     assert_eq!(common::files_under(&dir).len(), 1);
-    let run = common::plansim(&["run", "scenarios/csi-single-writer-count2.yaml", "--out", common::arg(&dir)]);
+    let run = common::plansim(&[
+        "run",
+        "scenarios/csi-single-writer-count2.yaml",
+        "--out",
+        common::arg(&dir),
+    ]);
     common::assert_refused(&run, &dir);
     assert_eq!(std::fs::read(dir.join("index.html")).unwrap(), b"mine");
 
     let fresh = dir.join("fresh");
-    let jobs = common::plansim(&["sweep", experiment, "--jobs", "65535", "--out", common::arg(&fresh)]);
+    let jobs = common::plansim(&[
+        "sweep",
+        experiment,
+        "--jobs",
+        "65535",
+        "--out",
+        common::arg(&fresh),
+    ]);
     common::assert_refused(&jobs, &fresh);
     assert!(!fresh.exists());
 
     // A shard's directory alone cannot be merged: refused before writing.
     let shard = dir.join("shard1");
     let swept = common::plansim(&[
-        "sweep", experiment, "--shard", "1/2", "--out", common::arg(&shard), "--quiet",
+        "sweep",
+        experiment,
+        "--shard",
+        "1/2",
+        "--out",
+        common::arg(&shard),
+        "--quiet",
     ]);
     assert_eq!(swept.status.code(), Some(0), "{}", stderr_of(&swept));
     let merged = common::plansim(&["merge", common::arg(&shard), "--out", common::arg(&fresh)]);
     common::assert_refused(&merged, &fresh);
-    assert!(stderr_of(&merged).ends_with("merge needs the directory of every shard"), "{}", stderr_of(&merged));
+    assert!(
+        stderr_of(&merged).ends_with("merge needs the directory of every shard"),
+        "{}",
+        stderr_of(&merged)
+    );
     assert!(!fresh.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -56,7 +56,11 @@ pub fn run(args: RunArgs) -> u8 {
     };
     // Claimed (locked) before anything runs; released, and removed if still
     // empty, when this function returns.
-    let _out_dir = match args.out.as_deref().map(|out| outdir::claim(out, outdir::Kind::Run)) {
+    let _out_dir = match args
+        .out
+        .as_deref()
+        .map(|out| outdir::claim(out, outdir::Kind::Run))
+    {
         Some(Err(message)) => {
             eprintln!("{message}");
             return EXIT_BAD_INPUT;

@@ -112,10 +112,9 @@ fn sweep_command(args: &SweepArgs) -> Result<(), String> {
         }
     }
     let shard = args.shard.unwrap_or(Shard::WHOLE);
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("sweep-{}", crate::names::slug(&experiment.name))));
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from(format!("sweep-{}", crate::names::slug(&experiment.name)))
+    });
     let _out_dir = outdir::claim(&out, outdir::Kind::Sweep)?;
     let journal_path = out.join(journal::FILE_NAME);
     let header = header_for(&experiment, shard);

@@ -208,11 +208,8 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let base = crate::scenario::load_str(
-        &scenario_text,
-        &scenario_path.display().to_string(),
-        &stem,
-    )?;
+    let base =
+        crate::scenario::load_str(&scenario_text, &scenario_path.display().to_string(), &stem)?;
     let name = raw.name.clone().unwrap_or_else(|| {
         path.file_stem()
             .map(|s| s.to_string_lossy().into_owned())

@@ -62,7 +62,8 @@ mod tests {
     use super::*;
 
     fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("plansim-atomic-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("plansim-atomic-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         dir
@@ -101,7 +102,12 @@ mod tests {
         write_atomic(&out.join("summary.csv"), b"results").unwrap();
         assert_eq!(fs::read(&outside).unwrap(), b"precious");
         let target = out.join("summary.csv");
-        assert!(!fs::symlink_metadata(&target).unwrap().file_type().is_symlink());
+        assert!(
+            !fs::symlink_metadata(&target)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(fs::read(&target).unwrap(), b"results");
         fs::remove_dir_all(&dir).unwrap();
     }

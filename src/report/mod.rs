@@ -4,9 +4,9 @@
 pub mod atomic;
 pub mod diff;
 pub mod journal;
+pub mod outdir;
 pub mod results;
 pub mod summary;
 pub mod sweep;
 pub mod table;
 pub mod trace_csv;
-pub mod outdir;

@@ -212,7 +212,10 @@ mod tests {
     fn cleans_stray_temporaries_and_removes_an_unused_new_directory() {
         let dir = temp_dir("strays");
         drop(claim(&dir, Kind::Run).unwrap());
-        assert!(!dir.exists(), "a directory nothing was written to is removed");
+        assert!(
+            !dir.exists(),
+            "a directory nothing was written to is removed"
+        );
         std::fs::create_dir_all(dir.join("plots")).unwrap();
         std::fs::write(dir.join("summary.csv"), "x").unwrap();
         std::fs::write(dir.join(".summary.csv.tmp-123-4"), "half").unwrap();

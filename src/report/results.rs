@@ -54,8 +54,9 @@ pub fn resolve_path(path: &Path) -> PathBuf {
 pub fn read(path: &Path) -> Result<ResultsTable, String> {
     let file = resolve_path(path);
     let label = file.display().to_string();
-    let bytes = crate::fsio::read_limited(&file, crate::fsio::MAX_RESULTS_BYTES, "MAX_RESULTS_BYTES")
-        .map_err(|err| format!("{label}: {}", err.message()))?;
+    let bytes =
+        crate::fsio::read_limited(&file, crate::fsio::MAX_RESULTS_BYTES, "MAX_RESULTS_BYTES")
+            .map_err(|err| format!("{label}: {}", err.message()))?;
     parse(&bytes, &label)
 }
 
@@ -160,16 +161,22 @@ fn check_value(column: &str, value: &str) -> Result<(), String> {
     }
     let shown = value.escape_debug();
     match Metric::from_name(column) {
-        Some(metric) => MetricValue::parse(metric, value).map(|_| ()).ok_or_else(|| {
-            let expected = match metric {
-                Metric::ViolationSeconds => "seconds with three decimals, e.g. 12.500",
-                Metric::FirstFullS => "seconds with three decimals, e.g. 12.500, or nothing (never reached)",
-                _ => "a whole number of at least 0",
-            };
-            format!("{column} is \"{shown}\", expected {expected}")
-        }),
+        Some(metric) => MetricValue::parse(metric, value)
+            .map(|_| ())
+            .ok_or_else(|| {
+                let expected = match metric {
+                    Metric::ViolationSeconds => "seconds with three decimals, e.g. 12.500",
+                    Metric::FirstFullS => {
+                        "seconds with three decimals, e.g. 12.500, or nothing (never reached)"
+                    }
+                    _ => "a whole number of at least 0",
+                };
+                format!("{column} is \"{shown}\", expected {expected}")
+            }),
         None if value.is_empty() || value.parse::<f64>().is_ok_and(f64::is_finite) => Ok(()),
-        None => Err(format!("{column} is \"{shown}\", expected a finite number or nothing")),
+        None => Err(format!(
+            "{column} is \"{shown}\", expected a finite number or nothing"
+        )),
     }
 }
 

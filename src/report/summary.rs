@@ -62,7 +62,11 @@ pub fn render(rows: &[SummaryRow]) -> Vec<u8> {
         // Names are data: a spreadsheet must not evaluate one as a formula.
         let cells = fields(row);
         writer
-            .write_record(cells.iter().map(|cell| crate::names::csv_cell(cell).into_owned()))
+            .write_record(
+                cells
+                    .iter()
+                    .map(|cell| crate::names::csv_cell(cell).into_owned()),
+            )
             .expect("writing to memory");
     }
     writer.into_inner().expect("flushing to memory")

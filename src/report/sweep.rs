@@ -76,7 +76,10 @@ fn csv_bytes(rows: impl IntoIterator<Item = Vec<String>>) -> Vec<u8> {
     for row in rows {
         // Names and varied values are data: never a spreadsheet formula.
         writer
-            .write_record(row.iter().map(|cell| crate::names::csv_cell(cell).into_owned()))
+            .write_record(
+                row.iter()
+                    .map(|cell| crate::names::csv_cell(cell).into_owned()),
+            )
             .expect("writing to memory");
     }
     writer.into_inner().expect("flushing to memory")

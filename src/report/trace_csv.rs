@@ -44,14 +44,14 @@ pub fn render(scenario: &Scenario, records: &[TraceRecord]) -> Vec<u8> {
         writer
             .write_record(
                 [
-                record.time.to_string().as_str(),
-                record.kind.name(),
-                job,
-                group,
-                alloc.as_str(),
-                node,
-                volume,
-                record.detail.as_str(),
+                    record.time.to_string().as_str(),
+                    record.kind.name(),
+                    job,
+                    group,
+                    alloc.as_str(),
+                    node,
+                    volume,
+                    record.detail.as_str(),
                 ]
                 // Names are data: never a spreadsheet formula.
                 .map(|cell| crate::names::csv_cell(cell).into_owned()),
@@ -63,5 +63,9 @@ pub fn render(scenario: &Scenario, records: &[TraceRecord]) -> Vec<u8> {
 
 /// `trace-<scenario>-<scheduler>-<seed>.csv`
 pub fn file_name(scenario: &str, policy: &str, seed: u64) -> String {
-    format!("trace-{}-{}-{seed}.csv", crate::names::slug(scenario), policy)
+    format!(
+        "trace-{}-{}-{seed}.csv",
+        crate::names::slug(scenario),
+        policy
+    )
 }

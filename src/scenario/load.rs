@@ -283,7 +283,13 @@ fn resolve_scenario(
         .enumerate()
         .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
         .collect();
-    let jobs = resolve_jobs(&raw.jobs, &volume_by_name, horizon, &mut drivers, &mut budget)?;
+    let jobs = resolve_jobs(
+        &raw.jobs,
+        &volume_by_name,
+        horizon,
+        &mut drivers,
+        &mut budget,
+    )?;
     let events = resolve_events(
         &raw.events,
         horizon,
@@ -418,9 +424,12 @@ fn expand<'e, T: Clone + Stamp>(
             ),
         );
     }
-    budget
-        .charge(&entry.value, count)
-        .map_err(|message| (Some(entry.referenced), format!("{what}[{name}].{count_field}: {message}")))?;
+    budget.charge(&entry.value, count).map_err(|message| {
+        (
+            Some(entry.referenced),
+            format!("{what}[{name}].{count_field}: {message}"),
+        )
+    })?;
     Ok((0..count).map(move |i| {
         let mut copy = entry.value.clone();
         copy.stamp(&i.to_string());
@@ -451,7 +460,10 @@ impl<'a> UniqueIds<'a> {
             return fail(at, format!("{}[{shown}]: the id {problem}", self.what));
         }
         if !self.seen.insert(id.to_string()) {
-            return fail(at, format!("{}[{shown}]: \"{shown}\" is used twice", self.what));
+            return fail(
+                at,
+                format!("{}[{shown}]: \"{shown}\" is used twice", self.what),
+            );
         }
         Ok(())
     }
@@ -485,7 +497,15 @@ fn resolve_nodes(
     for entry in raw {
         let at = entry.referenced;
         let limit = (nodes.len(), limits::MAX_NODES, "MAX_NODES");
-        let copies = expand(entry, &entry.value.id, entry.value.count, "nodes", "count", limit, budget)?;
+        let copies = expand(
+            entry,
+            &entry.value.id,
+            entry.value.count,
+            "nodes",
+            "count",
+            limit,
+            budget,
+        )?;
         for node in copies {
             ids.insert(&node.id, at)?;
             let path = format!("nodes[{}]", node.id);
@@ -547,7 +567,15 @@ fn resolve_volumes(
     for entry in raw {
         let at = entry.referenced;
         let limit = (volumes.len(), limits::MAX_VOLUMES, "MAX_VOLUMES");
-        let copies = expand(entry, &entry.value.id, entry.value.count, "volumes", "count", limit, budget)?;
+        let copies = expand(
+            entry,
+            &entry.value.id,
+            entry.value.count,
+            "volumes",
+            "count",
+            limit,
+            budget,
+        )?;
         for volume in copies {
             ids.insert(&volume.id, at)?;
             let Some(&plugin) = plugin_ids.get(volume.plugin_id.as_str()) else {
@@ -586,7 +614,15 @@ fn resolve_jobs(
     for entry in raw {
         let at = entry.referenced;
         let limit = (jobs.len(), limits::MAX_JOBS, "MAX_JOBS");
-        let copies = expand(entry, &entry.value.id, entry.value.replicas, "jobs", "replicas", limit, budget)?;
+        let copies = expand(
+            entry,
+            &entry.value.id,
+            entry.value.replicas,
+            "jobs",
+            "replicas",
+            limit,
+            budget,
+        )?;
         for job in copies {
             ids.insert(&job.id, at)?;
             let job = resolve_job(job, at, volume_by_name, driver_names)?;
@@ -939,7 +975,13 @@ impl EventContext<'_> {
     /// A `scale` or `stop_job` acts on a submitted job: one written for
     /// before the job's `submit_at` (or at the same instant: timeline
     /// events come first) is refused rather than silently ignored.
-    fn check_submitted(&self, at_time: Millis, job: JobId, path: &str, at: Location) -> Result<(), Fail> {
+    fn check_submitted(
+        &self,
+        at_time: Millis,
+        job: JobId,
+        path: &str,
+        at: Location,
+    ) -> Result<(), Fail> {
         let spec = &self.jobs[job.index()];
         if at_time <= spec.submit_at {
             return fail(

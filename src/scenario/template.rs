@@ -244,6 +244,9 @@ mod tests {
         assert!(budget.charge(&node, 1_000_000_000).is_err());
         node.id = format!("{}{{i}}", "x".repeat(100_000));
         let err = TemplateBudget::default().charge(&node, 20_000).unwrap_err();
-        assert!(err.starts_with("20000 copies of 100003 bytes of text each would take about 1918 MiB"), "{err}");
+        assert!(
+            err.starts_with("20000 copies of 100003 bytes of text each would take about 1918 MiB"),
+            "{err}"
+        );
     }
 }

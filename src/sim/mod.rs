@@ -11,10 +11,10 @@ mod invariants;
 pub mod rank;
 pub mod reschedule;
 mod scheduler;
+mod stall;
 pub mod state;
 mod timeline;
 pub mod trace;
-mod stall;
 
 use crate::engine::queue::EventQueue;
 use crate::engine::rng::{SimRng, Stream};
@@ -220,7 +220,11 @@ impl<'s> Simulation<'s> {
         // Queue entries handled at the current instant (see stall.rs).
         let (instant_limit, mut instant, mut at_instant) = (self.instant_limit(), Millis::ZERO, 0);
         while let Some((at, event)) = self.queue.pop_until(horizon) {
-            (instant, at_instant) = if at == instant { (at, at_instant + 1) } else { (at, 1) };
+            (instant, at_instant) = if at == instant {
+                (at, at_instant + 1)
+            } else {
+                (at, 1)
+            };
             if at_instant > instant_limit {
                 self.stopped_early = Some(self.describe_stall(event, at_instant - 1));
                 return;

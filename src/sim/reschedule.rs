@@ -50,11 +50,19 @@ pub const MAX_PAST_RESCHEDULE_EVENTS: usize = 5;
 /// `max(attempts, 5)`, which is all the decisions need (`may_reschedule`
 /// counts at most `attempts` recent entries), so an allocation's memory
 /// does not grow with the number of reschedules before it.
-pub fn tracker_window(policy: &ReschedulePolicy, history: &[(Millis, Millis)], now: Millis) -> usize {
+pub fn tracker_window(
+    policy: &ReschedulePolicy,
+    history: &[(Millis, Millis)],
+    now: Millis,
+) -> usize {
     let cap = (policy.attempts as usize).max(MAX_PAST_RESCHEDULE_EVENTS);
     let kept = if policy.attempts > 0 {
         let window_start = now - policy.interval;
-        history.iter().rev().take_while(|&&(at, _)| at >= window_start).count()
+        history
+            .iter()
+            .rev()
+            .take_while(|&&(at, _)| at >= window_start)
+            .count()
     } else {
         history.len()
     };
@@ -136,16 +144,29 @@ mod tests {
     #[test]
     fn the_tracker_window_is_bounded() {
         let unlimited = policy(DelayFunction::Constant, 1, 0);
-        let history: Vec<(Millis, Millis)> =
-            (0..100).map(|i| (Millis::from_secs(i), Millis::from_secs(1))).collect();
-        assert_eq!(tracker_window(&unlimited, &history, Millis::from_secs(100)), 5);
-        assert_eq!(tracker_window(&unlimited, &history[..3], Millis::from_secs(100)), 3);
+        let history: Vec<(Millis, Millis)> = (0..100)
+            .map(|i| (Millis::from_secs(i), Millis::from_secs(1)))
+            .collect();
+        assert_eq!(
+            tracker_window(&unlimited, &history, Millis::from_secs(100)),
+            5
+        );
+        assert_eq!(
+            tracker_window(&unlimited, &history[..3], Millis::from_secs(100)),
+            3
+        );
         let mut limited = unlimited;
         limited.unlimited = false;
         limited.attempts = 3;
         limited.interval = Millis::from_secs(10);
         // Within 10s of 100s: the entries at 90..=99, capped at max(3, 5).
-        assert_eq!(tracker_window(&limited, &history, Millis::from_secs(100)), 5);
-        assert_eq!(tracker_window(&limited, &history, Millis::from_secs(200)), 2);
+        assert_eq!(
+            tracker_window(&limited, &history, Millis::from_secs(100)),
+            5
+        );
+        assert_eq!(
+            tracker_window(&limited, &history, Millis::from_secs(200)),
+            2
+        );
     }
 }

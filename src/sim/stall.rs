@@ -43,7 +43,10 @@ impl Simulation<'_> {
             ("cluster.scheduler_latency", cluster.scheduler_latency),
             ("cluster.pull_delay", cluster.pull_delay),
             ("cluster.node_detach_latency", cluster.node_detach_latency),
-            ("cluster.controller_detach_latency", cluster.controller_detach_latency),
+            (
+                "cluster.controller_detach_latency",
+                cluster.controller_detach_latency,
+            ),
             ("cluster.claim_free_latency", cluster.claim_free_latency),
         ]
         .into_iter()
@@ -58,10 +61,17 @@ impl Simulation<'_> {
                 .map(|plugin| format!("plugins[{}].publish_latency", plugin.name)),
         );
         let job_name = job.map(|job| scenario.jobs[job.index()].name.as_str());
-        for spec in scenario.jobs.iter().filter(|spec| job_name.is_none_or(|name| name == spec.name)) {
+        for spec in scenario
+            .jobs
+            .iter()
+            .filter(|spec| job_name.is_none_or(|name| name == spec.name))
+        {
             for group in &spec.groups {
                 if group.reschedule.delay == Millis::ZERO {
-                    zero.push(format!("jobs[{}].groups[{}].reschedule.delay", spec.name, group.name));
+                    zero.push(format!(
+                        "jobs[{}].groups[{}].reschedule.delay",
+                        spec.name, group.name
+                    ));
                 }
             }
         }
@@ -82,7 +92,8 @@ impl Simulation<'_> {
 
     /// The job an event is about, if any.
     fn event_job(&self, event: Event) -> Option<JobId> {
-        let alloc_job = |alloc: crate::model::ids::AllocId| Some(self.allocs[alloc.index()].group.job);
+        let alloc_job =
+            |alloc: crate::model::ids::AllocId| Some(self.allocs[alloc.index()].group.job);
         match event {
             Event::JobSubmit(job) | Event::RescheduleDue(job) => Some(job),
             Event::PlanSubmit { worker } => self.workers[worker].as_ref().map(|plan| plan.job),
