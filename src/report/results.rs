@@ -151,32 +151,44 @@ pub fn parse(bytes: &[u8], label: &str) -> Result<ResultsTable, String> {
     })
 }
 
-/// Checks one value: a metric must read back as plansim writes it (a
-/// whole number of at least 0, or seconds with three decimals); a column
-/// plansim does not know must be empty or a finite number. Keys and
-/// provenance are text.
+/// Checks one value: a count is a whole number of at least 0; seconds are
+/// a finite number of at least 0 (`first_full_s` may be empty: never
+/// reached); a column plansim does not know is empty or a finite number.
+/// Keys and provenance are text. NaN, infinities, signs and words are
+/// malformed input, not data to compare.
 fn check_value(column: &str, value: &str) -> Result<(), String> {
     if KEY_COLUMNS.contains(&column) || is_provenance(column) {
         return Ok(());
     }
-    let shown = value.escape_debug();
-    match Metric::from_name(column) {
-        Some(metric) => MetricValue::parse(metric, value)
-            .map(|_| ())
-            .ok_or_else(|| {
-                let expected = match metric {
-                    Metric::ViolationSeconds => "seconds with three decimals, e.g. 12.500",
-                    Metric::FirstFullS => {
-                        "seconds with three decimals, e.g. 12.500, or nothing (never reached)"
-                    }
-                    _ => "a whole number of at least 0",
-                };
-                format!("{column} is \"{shown}\", expected {expected}")
-            }),
-        None if value.is_empty() || value.parse::<f64>().is_ok_and(f64::is_finite) => Ok(()),
-        None => Err(format!(
-            "{column} is \"{shown}\", expected a finite number or nothing"
-        )),
+    let seconds = |text: &str| {
+        !text.starts_with(['-', '+'])
+            && text.parse::<f64>().is_ok_and(|n| n.is_finite() && n >= 0.0)
+    };
+    let (ok, expected) = match Metric::from_name(column) {
+        Some(Metric::ViolationSeconds) => (
+            seconds(value),
+            "seconds, a number of at least 0 (e.g. 12.500)",
+        ),
+        Some(Metric::FirstFullS) => (
+            value.is_empty() || seconds(value),
+            "seconds, a number of at least 0 (e.g. 12.500), or nothing (never reached)",
+        ),
+        Some(metric) => (
+            MetricValue::parse(metric, value).is_some(),
+            "a whole number of at least 0",
+        ),
+        None => (
+            value.is_empty() || value.parse::<f64>().is_ok_and(f64::is_finite),
+            "a finite number or nothing",
+        ),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{column} is \"{}\", expected {expected}",
+            value.escape_debug()
+        ))
     }
 }
 
