@@ -45,14 +45,26 @@ pub fn check(name: &str) -> Result<(), String> {
             "is {chars} characters long; the limit is {MAX_NAME_CHARS} (MAX_NAME_CHARS): use a shorter name"
         ));
     }
-    if let Some((position, c)) = name.chars().enumerate().find(|&(_, c)| forbidden(c)) {
-        return Err(format!(
-            "contains the control character U+{:04X} at character {}; names are shown in terminals, Markdown and CSV: use letters, digits, spaces and punctuation only",
+    check_text(name, false)
+}
+
+/// Refuses control characters and bidirectional overrides in any text a
+/// user writes that plansim may print or write out; `multiline` allows the
+/// newlines and tabs of a free-text `description`.
+pub fn check_text(text: &str, multiline: bool) -> Result<(), String> {
+    let allowed = |c: char| multiline && matches!(c, '\n' | '\t' | '\r');
+    match text
+        .chars()
+        .enumerate()
+        .find(|&(_, c)| forbidden(c) && !allowed(c))
+    {
+        Some((position, c)) => Err(format!(
+            "contains the control character U+{:04X} at character {}; text is shown in terminals, Markdown and CSV: use letters, digits, spaces and punctuation only",
             u32::from(c),
             position + 1
-        ));
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Control characters and bidirectional overrides.
@@ -134,11 +146,13 @@ mod tests {
         assert!(check("my scenario: 2 writers").is_ok());
         assert_eq!(
             check("bad\u{1b}[31mred").unwrap_err(),
-            "contains the control character U+001B at character 4; names are shown in terminals, Markdown and CSV: use letters, digits, spaces and punctuation only"
+            "contains the control character U+001B at character 4; text is shown in terminals, Markdown and CSV: use letters, digits, spaces and punctuation only"
         );
         assert!(check("a\nb").is_err());
         assert!(check("a\0b").is_err());
         assert!(check("a\u{202E}b").is_err());
+        assert!(check_text("two\nlines", true).is_ok());
+        assert!(check_text("bell\u{7}", true).is_err());
         assert!(check("   ").is_err());
         assert!(check(&"x".repeat(MAX_NAME_CHARS)).is_ok());
         assert!(check(&"x".repeat(MAX_NAME_CHARS + 1)).is_err());

@@ -217,6 +217,10 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
     });
     crate::names::check(&name)
         .map_err(|problem| error(&label, format!("name: the name {problem}")))?;
+    if let Some(description) = &raw.description {
+        crate::names::check_text(description, true)
+            .map_err(|problem| error(&label, format!("description: {problem}")))?;
+    }
 
     let seeds = match raw.seeds {
         None => vec![base.seed],
@@ -254,6 +258,12 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
         .0
         .into_iter()
         .map(|(key, values)| {
+            if let Err(problem) = crate::names::check_text(&key, false) {
+                return Err(error(
+                    &label,
+                    format!("vary[\"{}\"]: the key {problem}", crate::names::shown(&key)),
+                ));
+            }
             if key.trim() == "seed" {
                 return Err(error(
                     &label,

@@ -240,6 +240,10 @@ fn resolve_scenario(
         return Err((None, "name: must not be empty".to_string()));
     }
     crate::names::check(&name).map_err(|problem| (None, format!("name: the name {problem}")))?;
+    if let Some(description) = &raw.description {
+        crate::names::check_text(description, true)
+            .map_err(|problem| (None, format!("description: {problem}")))?;
+    }
     let horizon = raw.horizon.map_or(DEFAULT_HORIZON, |d| d.0);
     if horizon == Millis::ZERO {
         return Err((None, "horizon: must be longer than 0s".to_string()));
@@ -423,6 +427,18 @@ fn expand<'e, T: Clone + Stamp>(
                 have.saturating_add(count as usize)
             ),
         );
+    }
+    // Every string of the entry may reach a terminal, Markdown or CSV.
+    let mut control = None;
+    entry.value.strings(&mut |text| {
+        if control.is_none() {
+            control = crate::names::check_text(text, false)
+                .err()
+                .map(|problem| format!("\"{}\" {problem}", crate::names::shown(text)));
+        }
+    });
+    if let Some(problem) = control {
+        return fail(entry.referenced, format!("{what}[{name}]: {problem}"));
     }
     budget.charge(&entry.value, count).map_err(|message| {
         (
