@@ -229,6 +229,10 @@ impl<'s> Simulation<'s> {
                 self.stopped_early = Some(self.describe_stall(event, at_instant - 1));
                 return;
             }
+            if self.allocs.len() > stall::MAX_PLACEMENTS_PER_RUN {
+                self.stopped_early = Some(self.describe_churn());
+                return;
+            }
             if self.steps >= self.options.max_events {
                 self.stopped_early = Some(format!(
                     "stopped after {} events at {}s of {}s (MAX_RUN_EVENTS): the scenario may loop",

@@ -15,6 +15,13 @@ use crate::model::time::Millis;
 /// and well within 1 GiB.
 pub const MAX_EVENTS_PER_INSTANT: u64 = 1_000_000;
 
+/// Most allocations one run may place (MAX_PLACEMENTS_PER_RUN). A finished
+/// allocation keeps a fixed-size record (about 160 bytes), so this bounds
+/// what replacements that never stop (a reschedule churn over a long
+/// horizon) can cost: about 320 MB. The largest accepted scenario places
+/// MAX_ALLOCATIONS (1,000,000) once.
+pub const MAX_PLACEMENTS_PER_RUN: usize = 2_000_000;
+
 /// Entries per desired allocation, job and timeline event that one instant
 /// may legitimately need (place, pull, claim, publish, run, a few retries).
 const ENTRIES_PER_ITEM: u64 = 16;
@@ -87,6 +94,26 @@ impl Simulation<'_> {
         format!(
             "simulated time stopped advancing at {}s: {handled} events happened at that instant (MAX_EVENTS_PER_INSTANT); {culprit} without time passing ({delays}); give the loop's delays a duration above 0s",
             self.now()
+        )
+    }
+
+    /// The message of a run stopped at MAX_PLACEMENTS_PER_RUN: which job's
+    /// allocations keep being replaced.
+    pub(super) fn describe_churn(&self) -> String {
+        let mut per_job: std::collections::BTreeMap<JobId, u64> = Default::default();
+        for alloc in &self.allocs {
+            *per_job.entry(alloc.group.job).or_default() += 1;
+        }
+        let (job, placed) = per_job
+            .into_iter()
+            .max_by_key(|&(job, placed)| (placed, std::cmp::Reverse(job)))
+            .unwrap_or((JobId::from_index(0), 0));
+        format!(
+            "stopped after placing {} allocations at {}s of {}s (MAX_PLACEMENTS_PER_RUN): job \"{}\" alone placed {placed}, its allocations are replaced over and over; lengthen its reschedule delay, limit its attempts, or shorten the horizon",
+            self.allocs.len(),
+            self.now(),
+            self.scenario.horizon,
+            self.scenario.jobs[job.index()].name
         )
     }
 
