@@ -294,8 +294,7 @@ fn finish(
         &out.join(journal::FILE_NAME),
         &journal::render_sorted(&whole, done),
     )?;
-    std::fs::create_dir_all(out.join("plots"))
-        .map_err(|err| format!("{}: cannot create: {err}", out.display()))?;
+    outdir::create_subdir(out, "plots")?;
     let outputs = sweep::render_all(experiment, &runs)?;
     for (name, bytes) in &outputs.files {
         write_file(&out.join(name), bytes)?;
@@ -334,9 +333,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
 
 /// Keeps copies of the inputs with the results: provenance, and what `merge` reads.
 fn write_inputs(out: &Path, experiment: &Experiment) -> Result<(), String> {
-    let dir = out.join(INPUTS).join("scenario");
-    std::fs::create_dir_all(&dir)
-        .map_err(|err| format!("{}: cannot create: {err}", dir.display()))?;
+    let dir = outdir::create_subdir(out, &format!("{INPUTS}/scenario"))?;
     write_file(
         &out.join(INPUTS).join("experiment.yaml"),
         experiment.experiment_text.as_bytes(),

@@ -264,6 +264,20 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
                     format!("vary[\"{}\"]: the key {problem}", crate::names::shown(&key)),
                 ));
             }
+            let text_values = values.iter().filter_map(Value::as_str);
+            if let Some((text, problem)) = text_values
+                .filter_map(|text| crate::names::check_text(text, false).err().map(|p| (text, p)))
+                .next()
+            {
+                return Err(error(
+                    &label,
+                    format!(
+                        "vary[\"{}\"]: the value \"{}\" {problem}",
+                        crate::names::shown(&key),
+                        crate::names::shown(text)
+                    ),
+                ));
+            }
             if key.trim() == "seed" {
                 return Err(error(
                     &label,
@@ -358,10 +372,14 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
         name,
         description: raw.description.unwrap_or_default().trim().to_string(),
         experiment_text,
-        scenario_file_name: scenario_path
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        // The name of the copy kept with the results: a slug, so an odd
+        // file name cannot become an odd path (ordinary names are unchanged).
+        scenario_file_name: crate::names::slug(
+            &scenario_path
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        ),
         scenario_text,
         seeds,
         policies,

@@ -111,6 +111,37 @@ pub fn claim(dir: &Path, kind: Kind) -> Result<OutDir, String> {
     Ok(claim)
 }
 
+/// Creates `relative` (slash-separated) below a claimed output directory,
+/// refusing a symlink or non-directory on the way: what plansim writes stays
+/// inside the output directory even if someone planted `plots -> /etc`.
+pub fn create_subdir(out: &Path, relative: &str) -> Result<PathBuf, String> {
+    let mut path = out.to_path_buf();
+    for component in relative.split('/') {
+        path.push(component);
+        match std::fs::symlink_metadata(&path) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                return Err(format!(
+                    "{}: is a symlink; plansim writes only inside its output directory: remove it",
+                    path.display()
+                ));
+            }
+            Ok(metadata) if metadata.is_dir() => {}
+            Ok(_) => {
+                return Err(format!(
+                    "{}: exists and is not a directory; remove it",
+                    path.display()
+                ));
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir(&path)
+                    .map_err(|err| format!("{}: cannot create: {err}", path.display()))?;
+            }
+            Err(err) => return Err(format!("{}: cannot use: {err}", path.display())),
+        }
+    }
+    Ok(path)
+}
+
 fn lock(dir: &Path) -> Result<File, String> {
     let path = dir.join(LOCK_FILE);
     let mut options = OpenOptions::new();
@@ -227,6 +258,25 @@ mod tests {
         assert!(dir.join("notes.tmp-1-1").exists());
         drop(claimed);
         assert!(dir.join("summary.csv").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn subdirectories_never_lead_outside() {
+        let dir = temp_dir("subdir");
+        std::fs::create_dir_all(dir.join("out")).unwrap();
+        std::fs::create_dir_all(dir.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(dir.join("elsewhere"), dir.join("out/plots")).unwrap();
+        let err = create_subdir(&dir.join("out"), "plots").unwrap_err();
+        assert!(
+            err.ends_with(
+                "plots: is a symlink; plansim writes only inside its output directory: remove it"
+            ),
+            "{err}"
+        );
+        let made = create_subdir(&dir.join("out"), "inputs/scenario").unwrap();
+        assert!(made.is_dir());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

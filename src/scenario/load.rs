@@ -805,7 +805,13 @@ fn resolve_group(
         let per_alloc = raw.per_alloc.unwrap_or(false);
         let source = if per_alloc {
             let prefix = format!("{}[", raw.source);
-            if !volume_by_name.keys().any(|name| name.starts_with(&prefix)) {
+            // The first name at or after the prefix: a lookup, not a scan
+            // (a scan per group is quadratic with many replicas and volumes).
+            let found = volume_by_name
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|(name, _)| name.starts_with(&prefix));
+            if !found {
                 return fail(
                     request.referenced,
                     format!(
