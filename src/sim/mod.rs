@@ -233,6 +233,14 @@ impl<'s> Simulation<'s> {
                 self.stopped_early = Some(self.describe_churn());
                 return;
             }
+            if self
+                .trace
+                .as_ref()
+                .is_some_and(|t| t.len() >= stall::MAX_TRACE_ROWS)
+            {
+                self.stopped_early = Some(self.describe_long_trace());
+                return;
+            }
             if self.steps >= self.options.max_events {
                 self.stopped_early = Some(format!(
                     "stopped after {} events at {}s of {}s (MAX_RUN_EVENTS): the scenario may loop",

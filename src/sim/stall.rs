@@ -22,6 +22,11 @@ pub const MAX_EVENTS_PER_INSTANT: u64 = 1_000_000;
 /// MAX_ALLOCATIONS (1,000,000) once.
 pub const MAX_PLACEMENTS_PER_RUN: usize = 2_000_000;
 
+/// Most trace rows one run keeps in memory (MAX_TRACE_ROWS, with
+/// `--trace`): a run whose trace would be longer stops (exit 2) rather than
+/// holding an unbounded log; about 100 bytes a row, plus its CSV.
+pub const MAX_TRACE_ROWS: usize = 1_000_000;
+
 /// Entries per desired allocation, job and timeline event that one instant
 /// may legitimately need (place, pull, claim, publish, run, a few retries).
 const ENTRIES_PER_ITEM: u64 = 16;
@@ -114,6 +119,15 @@ impl Simulation<'_> {
             self.now(),
             self.scenario.horizon,
             self.scenario.jobs[job.index()].name
+        )
+    }
+
+    /// The message of a traced run stopped at MAX_TRACE_ROWS.
+    pub(super) fn describe_long_trace(&self) -> String {
+        format!(
+            "stopped at {}s of {}s: the trace reached {MAX_TRACE_ROWS} rows (MAX_TRACE_ROWS); run without --trace, or trace a shorter horizon",
+            self.now(),
+            self.scenario.horizon
         )
     }
 
