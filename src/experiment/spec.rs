@@ -22,6 +22,8 @@ use crate::scenario::load::{yaml_error, yaml_options};
 /// every grid point's resolved scenario: these keep both within 1 GiB.
 pub const MAX_POINTS: usize = 10_000;
 pub const MAX_RUNS: usize = 1_000_000;
+/// Most `vary` keys (grid dimensions) an experiment may have.
+pub const MAX_VARY_KEYS: usize = 16;
 /// Bytes the resolved scenarios of every grid point may take together,
 /// estimated per point (MAX_GRID_BYTES): a grid of large clusters is
 /// refused while it is being built, not when memory runs out.
@@ -296,6 +298,15 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
         })
         .collect::<Result<_, _>>()?;
 
+    if vary.len() > MAX_VARY_KEYS {
+        return Err(error(
+            &label,
+            format!(
+                "vary: {} keys exceed the limit of {MAX_VARY_KEYS} (MAX_VARY_KEYS); each key is a dimension of the grid and gets its own charts: vary fewer parameters",
+                vary.len()
+            ),
+        ));
+    }
     let point_count = vary
         .iter()
         .try_fold(1usize, |acc, key| acc.checked_mul(key.values.len()));
@@ -390,7 +401,21 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
             Some(list) if list.is_empty() => {
                 return Err(error(&label, "metrics: list at least one metric"));
             }
-            Some(list) => list,
+            Some(list) => {
+                // One chart per (vary key, metric): a repeated metric would
+                // only repeat charts (and, repeated enough, fill memory).
+                let mut seen = std::collections::BTreeSet::new();
+                if let Some(twice) = list.iter().find(|&&metric| !seen.insert(metric)) {
+                    return Err(error(
+                        &label,
+                        format!(
+                            "metrics: {} is listed twice; list each metric once",
+                            twice.name()
+                        ),
+                    ));
+                }
+                list
+            }
             None => super::aggregate::MAIN_METRICS.to_vec(),
         },
     })
