@@ -105,6 +105,15 @@ pub fn read(path: &Path) -> Result<Option<Contents>, String> {
         .filter(|line| line.ends_with('\n'))
         .and_then(|line| Header::parse(line.trim_end()))
         .ok_or_else(|| format!("{label}: not a plansim sweep journal"))?;
+    // Runs are numbered below `runs`, each recorded once: with `runs` within
+    // MAX_RUNS, so is what reading the journal holds.
+    let max_runs = crate::experiment::spec::MAX_RUNS;
+    if header.runs > max_runs {
+        return Err(format!(
+            "{label}: a journal of {} runs, more than any sweep has (MAX_RUNS, {max_runs}): not a journal plansim wrote",
+            header.runs
+        ));
+    }
     let mut runs = BTreeMap::new();
     let mut intact_len = header.line().len() as u64;
     for (number, line) in lines.enumerate() {

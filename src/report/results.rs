@@ -158,7 +158,9 @@ pub fn parse(bytes: &[u8], label: &str) -> Result<ResultsTable, String> {
 /// malformed input, not data to compare.
 fn check_value(column: &str, value: &str) -> Result<(), String> {
     if KEY_COLUMNS.contains(&column) || is_provenance(column) {
-        return Ok(());
+        // Text that `diff` prints: no control characters.
+        return crate::names::check_text(value, false)
+            .map_err(|problem| format!("{column} \"{}\" {problem}", crate::names::shown(value)));
     }
     let seconds = |text: &str| {
         !text.starts_with(['-', '+'])
