@@ -416,4 +416,33 @@ reschedules,violations,violation_seconds,rejected_jobs,evals,plans,plan_rejectio
             "{md}"
         );
     }
+
+    #[test]
+    fn only_the_first_changes_are_listed_and_all_are_counted() {
+        let rows = 700; // 700 rows x 15 metrics = 10,500 changes
+        let old: Vec<String> = (0..rows)
+            .map(|seed| format!("s,naive,{seed},1,1,1,1,1,1,1,1,1.000,1,1,1,1,1.000,1"))
+            .collect();
+        let new: Vec<String> = (0..rows)
+            .map(|seed| format!("s,naive,{seed},2,2,2,2,2,2,2,2,2.000,2,2,2,2,2.000,2"))
+            .collect();
+        fn refs(rows: &[String]) -> Vec<&str> {
+            rows.iter().map(String::as_str).collect()
+        }
+        let diff = compare(
+            &table(&refs(&old)),
+            &table(&refs(&new)),
+            &DiffOptions::default(),
+        );
+        assert_eq!(diff.changes.len(), MAX_LISTED_CHANGES);
+        assert_eq!(diff.more_changes, rows * 15 - MAX_LISTED_CHANGES);
+        assert_eq!(
+            diff.verdict(),
+            "DIFFERS: 10500 metric change(s) in 700 of 700 rows"
+        );
+        assert!(
+            render_text(&diff)
+                .contains("... and 500 more metric change(s) (only the first 10000 are listed)")
+        );
+    }
 }
