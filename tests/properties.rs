@@ -256,6 +256,14 @@ fn yaml(world: &World) -> String {
                     )
                 }
             };
+            // scale and stop_job act on a submitted job: the loader refuses
+            // one at or before the job's submit_at.
+            let at = match action {
+                Action::Scale(j, _) | Action::StopJob(j) => {
+                    (*at).max(world.jobs[j % jobs].submit_s + 1)
+                }
+                _ => *at,
+            };
             format!("  - {{at: {at}s, {body}}}\n")
         })
         .collect();

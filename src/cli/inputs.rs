@@ -54,7 +54,23 @@ pub fn load_scenarios(files: &[PathBuf], strict: bool) -> Result<Vec<Scenario>, 
         }
     }
     let mut seen: BTreeMap<String, &Path> = BTreeMap::new();
+    let mut slugs: BTreeMap<String, (&str, &Path)> = BTreeMap::new();
     for (file, scenario) in &scenarios {
+        let slug = crate::names::slug(&scenario.name);
+        if let Some(&(other, first)) = slugs.get(&slug)
+            && other != scenario.name
+        {
+            errors.push(LoadError {
+                file: file.display().to_string(),
+                position: None,
+                message: format!(
+                    "name: scenario names \"{}\" and \"{other}\" ({}) both become \"{slug}\" in file names, so their traces would overwrite each other; rename one",
+                    scenario.name,
+                    first.display()
+                ),
+            });
+        }
+        slugs.entry(slug).or_insert((&scenario.name, file));
         if let Some(first) = seen.insert(scenario.name.clone(), file) {
             errors.push(LoadError {
                 file: file.display().to_string(),

@@ -205,7 +205,7 @@ fn parse_policy(name: &str) -> Result<Policy, String> {
 }
 
 /// Most seeds one `--seeds` may ask for.
-const MAX_SEEDS: u64 = 1_000_000;
+const MAX_SEEDS: u64 = 100_000;
 
 /// A list of seeds from `--seeds` (a newtype: clap treats a bare `Vec` as
 /// "the flag may repeat").

@@ -10,7 +10,7 @@ use super::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, Seeds, parse_policy, pa
 use crate::model::policy::Policy;
 use crate::report::atomic::write_atomic;
 use crate::report::summary::{self, SummaryRow};
-use crate::report::{run_report, table, trace_csv};
+use crate::report::{outdir, run_report, table, trace_csv};
 use crate::run::{RunPlan, run_scenario_observed};
 
 #[derive(Args, Debug)]
@@ -65,11 +65,24 @@ pub fn run(args: RunArgs) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
-    for dir in [&args.out, &args.report].into_iter().flatten() {
-        if let Err(err) = std::fs::create_dir_all(dir) {
-            eprintln!("{}: cannot create output directory: {err}", dir.display());
+    // Claimed (locked) before anything runs; released, and removed if still
+    // empty, when this function returns.
+    let _out_dir = match args
+        .out
+        .as_deref()
+        .map(|out| outdir::claim(out, outdir::Kind::Run))
+    {
+        Some(Err(message)) => {
+            eprintln!("{message}");
             return EXIT_BAD_INPUT;
         }
+        claimed => claimed,
+    };
+    if let Some(dir) = &args.report
+        && let Err(err) = std::fs::create_dir_all(dir)
+    {
+        eprintln!("{}: cannot create output directory: {err}", dir.display());
+        return EXIT_BAD_INPUT;
     }
     let plan = RunPlan {
         policies: (!args.schedulers.is_empty()).then(|| args.schedulers.clone()),

@@ -17,6 +17,7 @@ use crate::experiment::spec::{self, Experiment};
 use crate::model::metrics::Metrics;
 use crate::report::atomic::write_atomic;
 use crate::report::journal::{self, Header};
+use crate::report::outdir;
 use crate::report::sweep;
 use crate::sim::{RunOptions, simulate};
 
@@ -27,7 +28,7 @@ pub struct SweepArgs {
     /// The experiment file.
     experiment: PathBuf,
     /// Worker threads (default: every core). Never changes a byte of output.
-    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     jobs: Option<u16>,
     /// Output directory (default: sweep-<experiment name>).
     #[arg(short, long, value_name = "DIR")]
@@ -120,12 +121,10 @@ fn sweep_command(args: &SweepArgs) -> Result<(), String> {
         }
     }
     let shard = args.shard.unwrap_or(Shard::WHOLE);
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("sweep-{}", experiment.name)));
-    std::fs::create_dir_all(&out)
-        .map_err(|err| format!("{}: cannot create: {err}", out.display()))?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from(format!("sweep-{}", crate::names::slug(&experiment.name)))
+    });
+    let _out_dir = outdir::claim(&out, outdir::Kind::Sweep)?;
     let journal_path = out.join(journal::FILE_NAME);
     let header = header_for(&experiment, shard);
     let (mut done, writer) = match journal::read(&journal_path)? {
@@ -297,6 +296,32 @@ fn finish(
     done: &BTreeMap<usize, Metrics>,
     quiet: bool,
 ) -> Result<(), String> {
+    check_complete(experiment, done)?;
+    let runs: Vec<Metrics> = done.values().cloned().collect();
+    let whole = Header {
+        shard: Shard::WHOLE.to_string(),
+        ..header.clone()
+    };
+    write_file(
+        &out.join(journal::FILE_NAME),
+        &journal::render_sorted(&whole, done),
+    )?;
+    outdir::create_subdir(out, "plots")?;
+    let outputs = sweep::render_all(experiment, &runs)?;
+    for (name, bytes) in &outputs.files {
+        write_file(&out.join(name), bytes)?;
+    }
+    if !quiet {
+        for line in &outputs.headlines {
+            super::out(&format!("{line}\n"));
+        }
+        eprintln!("wrote {}", out.join("index.html").display());
+    }
+    Ok(())
+}
+
+/// Every run of the experiment is recorded; otherwise which are missing.
+fn check_complete(experiment: &Experiment, done: &BTreeMap<usize, Metrics>) -> Result<(), String> {
     if done.len() != experiment.runs() {
         let missing = (0..experiment.runs())
             .find(|r| !done.contains_key(r))
@@ -310,27 +335,6 @@ fn finish(
             c.policy,
             c.seed
         ));
-    }
-    let runs: Vec<Metrics> = done.values().cloned().collect();
-    let whole = Header {
-        shard: Shard::WHOLE.to_string(),
-        ..header.clone()
-    };
-    write_file(
-        &out.join(journal::FILE_NAME),
-        &journal::render_sorted(&whole, done),
-    )?;
-    std::fs::create_dir_all(out.join("plots"))
-        .map_err(|err| format!("{}: cannot create: {err}", out.display()))?;
-    let outputs = sweep::render_all(experiment, &runs)?;
-    for (name, bytes) in &outputs.files {
-        write_file(&out.join(name), bytes)?;
-    }
-    if !quiet {
-        for line in &outputs.headlines {
-            super::out(&format!("{line}\n"));
-        }
-        eprintln!("wrote {}", out.join("index.html").display());
     }
     Ok(())
 }
@@ -350,9 +354,7 @@ fn file_name_of(path: &Path) -> String {
 /// reads. The experiment keeps its file name: an experiment without `name:`
 /// is named after its file, and a merge must name it the same.
 fn write_inputs(out: &Path, experiment: &Experiment, experiment_file: &str) -> Result<(), String> {
-    let dir = out.join(INPUTS).join("scenario");
-    std::fs::create_dir_all(&dir)
-        .map_err(|err| format!("{}: cannot create: {err}", dir.display()))?;
+    let dir = outdir::create_subdir(out, &format!("{INPUTS}/scenario"))?;
     write_file(
         &out.join(INPUTS).join(experiment_file),
         experiment.experiment_text.as_bytes(),
@@ -457,8 +459,7 @@ fn merge_command(args: &MergeArgs) -> Result<(), String> {
     if let Some(missing) = missing_shards(&shards, header.runs, done.len()) {
         return Err(missing);
     }
-    std::fs::create_dir_all(&args.out)
-        .map_err(|err| format!("{}: cannot create: {err}", args.out.display()))?;
+    let _out_dir = outdir::claim(&args.out, outdir::Kind::Sweep)?;
     write_inputs(&args.out, &experiment, &experiment_file)?;
     finish(&args.out, &experiment, &header, &done, args.quiet)
 }

@@ -147,7 +147,9 @@ pub fn paired(table: &RunTable<'_>) -> Vec<PairedRow> {
 }
 
 /// For a plot: per value of one vary key, per policy, the summary of a
-/// metric over every run whose grid point has that value.
+/// metric over every run whose grid point has that value. One pass over the
+/// grid points per policy (runs are bucketed by the point's value), so the
+/// cost is linear in runs, not values x points.
 pub fn marginal(
     table: &RunTable<'_>,
     key: usize,
@@ -159,14 +161,12 @@ pub fn marginal(
         .policies
         .iter()
         .map(|&policy| {
-            let per_value = (0..values)
-                .map(|value| {
-                    let runs = (0..experiment.points.len())
-                        .filter(|&point| experiment.points[point].choice[key] == value)
-                        .flat_map(|point| table.runs_of(point, policy));
-                    summarize(&table.values(runs, metric).0)
-                })
-                .collect();
+            let mut buckets: Vec<Vec<f64>> = vec![Vec::new(); values];
+            for (point, grid_point) in experiment.points.iter().enumerate() {
+                let (found, _) = table.values(table.runs_of(point, policy), metric);
+                buckets[grid_point.choice[key]].extend(found);
+            }
+            let per_value = buckets.iter().map(|bucket| summarize(bucket)).collect();
             (policy, per_value)
         })
         .collect()

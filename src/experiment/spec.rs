@@ -17,9 +17,26 @@ use crate::scenario::LoadError;
 use crate::scenario::load::load_variant;
 use crate::scenario::load::{yaml_error, yaml_options};
 
-/// Most grid points and runs an experiment may ask for.
-pub const MAX_POINTS: usize = 100_000;
-pub const MAX_RUNS: usize = 10_000_000;
+/// Most grid points and runs an experiment may ask for. A sweep holds every
+/// run's metrics (a few hundred bytes each) until it writes its tables, and
+/// every grid point's resolved scenario: these keep both within 1 GiB.
+pub const MAX_POINTS: usize = 10_000;
+pub const MAX_RUNS: usize = 1_000_000;
+/// Most `vary` keys (grid dimensions) an experiment may have.
+pub const MAX_VARY_KEYS: usize = 16;
+/// Bytes the resolved scenarios of every grid point may take together,
+/// estimated per point (MAX_GRID_BYTES): a grid of large clusters is
+/// refused while it is being built, not when memory runs out.
+pub const MAX_GRID_BYTES: u64 = 256 * 1024 * 1024;
+
+/// A generous estimate of the memory a resolved scenario holds.
+fn resolved_bytes(scenario: &Scenario) -> u64 {
+    let groups: usize = scenario.jobs.iter().map(|job| job.groups.len()).sum();
+    4096 + 512 * scenario.nodes.len() as u64
+        + 256 * scenario.volumes.len() as u64
+        + 512 * (scenario.jobs.len() + groups) as u64
+        + 128 * scenario.events.len() as u64
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -173,8 +190,7 @@ fn error(file: &str, message: impl Into<String>) -> LoadError {
 /// the file names (used when merging from the copies kept with results).
 pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment, LoadError> {
     let label = path.display().to_string();
-    let experiment_text = std::fs::read_to_string(path)
-        .map_err(|err| error(&label, format!("cannot read: {err}")))?;
+    let experiment_text = crate::scenario::load::read_text(path)?;
     if experiment_text.trim().is_empty() {
         return Err(error(
             &label,
@@ -182,27 +198,41 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
         ));
     }
     let raw: RawExperiment = serde_saphyr::from_str_with_options(&experiment_text, yaml_options())
-        .map_err(|err| yaml_error(&label, &err))?;
+        .map_err(|err| yaml_error(&label, &experiment_text, &err))?;
     let scenario_path: PathBuf = match scenario_override {
         Some(path) => path.to_path_buf(),
         None => path.parent().unwrap_or(Path::new(".")).join(&raw.scenario),
     };
     // The base scenario first, so its own mistakes point at its own lines.
-    let base = crate::scenario::load_file(&scenario_path)?;
-    let scenario_text = std::fs::read_to_string(&scenario_path).map_err(|err| {
-        error(
-            &scenario_path.display().to_string(),
-            format!("cannot read: {err}"),
-        )
-    })?;
+    // Read once: what is run is exactly what is kept with the results.
+    let scenario_text = crate::scenario::load::read_text(&scenario_path)?;
     let stem = scenario_path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let base =
+        crate::scenario::load_str(&scenario_text, &scenario_path.display().to_string(), &stem)?;
+    let name = raw.name.clone().unwrap_or_else(|| {
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    });
+    crate::names::check(&name)
+        .map_err(|problem| error(&label, format!("name: the name {problem}")))?;
+    if let Some(description) = &raw.description {
+        crate::names::check_text(description, true)
+            .map_err(|problem| error(&label, format!("description: {problem}")))?;
+    }
 
     let seeds = match raw.seeds {
         None => vec![base.seed],
         Some(RawSeeds::Count(0)) => return Err(error(&label, "seeds: a count must be at least 1")),
+        Some(RawSeeds::Count(n)) if n > MAX_RUNS as u64 => {
+            return Err(error(
+                &label,
+                format!("seeds: {n} seeds exceed the limit of {MAX_RUNS} runs (MAX_RUNS)"),
+            ));
+        }
         Some(RawSeeds::Count(n)) => (0..n).collect(),
         Some(RawSeeds::List(list)) => {
             let mut unique = list.clone();
@@ -230,6 +260,34 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
         .0
         .into_iter()
         .map(|(key, values)| {
+            if let Err(problem) = crate::names::check_text(&key, false) {
+                return Err(error(
+                    &label,
+                    format!("vary[\"{}\"]: the key {problem}", crate::names::shown(&key)),
+                ));
+            }
+            let text_values = values.iter().filter_map(Value::as_str);
+            if let Some((text, problem)) = text_values
+                .filter_map(|text| crate::names::check_text(text, false).err().map(|p| (text, p)))
+                .next()
+            {
+                return Err(error(
+                    &label,
+                    format!(
+                        "vary[\"{}\"]: the value \"{}\" {problem}",
+                        crate::names::shown(&key),
+                        crate::names::shown(text)
+                    ),
+                ));
+            }
+            if key.trim() == "seed" {
+                return Err(error(
+                    &label,
+                    format!(
+                        "vary[\"{key}\"]: the seed is not a parameter to vary; an experiment runs every grid point with each of its `seeds:` (write e.g. seeds: 100, or seeds: [1, 5, 9])"
+                    ),
+                ));
+            }
             path::parse(&key)
                 .map(|path| VaryKey {
                     key: key.clone(),
@@ -240,6 +298,15 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
         })
         .collect::<Result<_, _>>()?;
 
+    if vary.len() > MAX_VARY_KEYS {
+        return Err(error(
+            &label,
+            format!(
+                "vary: {} keys exceed the limit of {MAX_VARY_KEYS} (MAX_VARY_KEYS); each key is a dimension of the grid and gets its own charts: vary fewer parameters",
+                vary.len()
+            ),
+        ));
+    }
     let point_count = vary
         .iter()
         .try_fold(1usize, |acc, key| acc.checked_mul(key.values.len()));
@@ -258,9 +325,25 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
     }
 
     let tree: Value = serde_saphyr::from_str_with_options(&scenario_text, yaml_options())
-        .map_err(|err| yaml_error(&scenario_path.display().to_string(), &err))?;
+        .map_err(|err| yaml_error(&scenario_path.display().to_string(), &scenario_text, &err))?;
+    let grid_error = |fit: u64| {
+        error(
+            &label,
+            format!(
+                "vary: the {point_count} grid points' scenarios would take more than {} MiB (MAX_GRID_BYTES; {fit} points of this scenario fit): vary fewer values, or a smaller scenario",
+                MAX_GRID_BYTES / (1024 * 1024)
+            ),
+        )
+    };
+    // Checked for the base scenario before building any point, then for
+    // each variant as it is built (a variant may be larger than the base).
+    let base_bytes = resolved_bytes(&base);
+    if base_bytes.saturating_mul(point_count as u64) > MAX_GRID_BYTES {
+        return Err(grid_error(MAX_GRID_BYTES / base_bytes));
+    }
     let mut points = Vec::with_capacity(point_count);
     let mut warnings = Vec::new();
+    let mut grid_bytes = 0u64;
     for index in 0..point_count {
         let choice = grid_choice(index, &vary);
         let mut varied = tree.clone();
@@ -290,20 +373,24 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
             warnings.extend(skipped.into_iter().map(|w| format!("{point_label}: {w}")));
             scenario
         };
+        grid_bytes += resolved_bytes(&scenario);
+        if grid_bytes > MAX_GRID_BYTES {
+            return Err(grid_error(index as u64));
+        }
         points.push(GridPoint { choice, scenario });
     }
     Ok(Experiment {
-        name: raw.name.unwrap_or_else(|| {
-            path.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        }),
+        name,
         description: raw.description.unwrap_or_default().trim().to_string(),
         experiment_text,
-        scenario_file_name: scenario_path
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        // The name of the copy kept with the results: a slug, so an odd
+        // file name cannot become an odd path (ordinary names are unchanged).
+        scenario_file_name: crate::names::slug(
+            &scenario_path
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        ),
         scenario_text,
         seeds,
         policies,
@@ -314,7 +401,21 @@ pub fn load(path: &Path, scenario_override: Option<&Path>) -> Result<Experiment,
             Some(list) if list.is_empty() => {
                 return Err(error(&label, "metrics: list at least one metric"));
             }
-            Some(list) => list,
+            Some(list) => {
+                // One chart per (vary key, metric): a repeated metric would
+                // only repeat charts (and, repeated enough, fill memory).
+                let mut seen = std::collections::BTreeSet::new();
+                if let Some(twice) = list.iter().find(|&&metric| !seen.insert(metric)) {
+                    return Err(error(
+                        &label,
+                        format!(
+                            "metrics: {} is listed twice; list each metric once",
+                            twice.name()
+                        ),
+                    ));
+                }
+                list
+            }
             None => super::aggregate::MAIN_METRICS.to_vec(),
         },
     })

@@ -1,10 +1,26 @@
 //! Every file plansim writes goes to a temporary file beside its target and
 //! is renamed into place, so a reader (or an interrupted run) sees either the
 //! old file or the new one, never half of one.
+//!
+//! The temporary is created exclusively (`create_new`: O_CREAT|O_EXCL, which
+//! never follows a symlink, even a dangling one): a file or symlink planted
+//! at a guessable name makes us pick the next name, it is never written
+//! through. The rename then replaces the target's directory entry itself;
+//! if the target is a symlink, the link is replaced, not the file it points to.
 
-use std::fs;
+use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The marker in every temporary's name; `outdir` removes strays by it.
+pub const TEMP_MARKER: &str = ".tmp-";
+
+/// How many names are tried before giving up (each taken name was planted
+/// or left by someone else).
+const TEMP_ATTEMPTS: u64 = 64;
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -16,27 +32,46 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?
         .to_string_lossy();
-    let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut file = fs::File::create(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&temp, path)
-    })();
+    let (temp, mut file) = create_temp(dir, &name)?;
+    let result = file
+        .write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| fs::rename(&temp, path));
     if result.is_err() {
         let _ = fs::remove_file(&temp);
     }
     result
 }
 
+fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, fs::File)> {
+    let mut last = None;
+    for _ in 0..TEMP_ATTEMPTS {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let temp = dir.join(format!(".{name}{TEMP_MARKER}{}-{n}", std::process::id()));
+        match OpenOptions::new().write(true).create_new(true).open(&temp) {
+            Ok(file) => return Ok((temp, file)),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last = Some(err),
+            Err(err) => return Err(err),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no temporary name was free")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("plansim-atomic-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     #[test]
     fn replaces_the_file_and_leaves_no_temp() {
-        let dir = std::env::temp_dir().join(format!("plansim-atomic-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
+        let dir = temp_dir("replace");
         let target = dir.join("out.csv");
         write_atomic(&target, b"old").unwrap();
         write_atomic(&target, b"new").unwrap();
@@ -44,9 +79,36 @@ mod tests {
         let leftovers: Vec<_> = fs::read_dir(&dir)
             .unwrap()
             .filter_map(Result::ok)
-            .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+            .filter(|e| e.file_name().to_string_lossy().contains(TEMP_MARKER))
             .collect();
         assert!(leftovers.is_empty());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_symlink_is_never_followed() {
+        let dir = temp_dir("symlink");
+        let outside = dir.join("outside.txt");
+        fs::write(&outside, b"precious").unwrap();
+        let out = dir.join("o");
+        fs::create_dir_all(&out).unwrap();
+        // Plant a link at every name the next writes could pick.
+        let next = COUNTER.load(Ordering::Relaxed);
+        for n in next..next + 8 {
+            let name = format!(".summary.csv{TEMP_MARKER}{}-{n}", std::process::id());
+            std::os::unix::fs::symlink(&outside, out.join(name)).unwrap();
+        }
+        write_atomic(&out.join("summary.csv"), b"results").unwrap();
+        assert_eq!(fs::read(&outside).unwrap(), b"precious");
+        let target = out.join("summary.csv");
+        assert!(
+            !fs::symlink_metadata(&target)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read(&target).unwrap(), b"results");
         fs::remove_dir_all(&dir).unwrap();
     }
 }

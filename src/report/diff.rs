@@ -58,7 +58,13 @@ impl Change {
 /// Everything that differs between two results files.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Diff {
+    /// The first MAX_LISTED_CHANGES changes, in row order.
     pub changes: Vec<Change>,
+    /// Changes found beyond those listed (counted, not kept: two large
+    /// files that differ everywhere must not fill memory with the report).
+    pub more_changes: usize,
+    /// Rows with at least one change.
+    pub rows_changed: usize,
     pub added: Vec<RowKey>,
     pub removed: Vec<RowKey>,
     pub columns_added: Vec<String>,
@@ -81,14 +87,10 @@ impl Diff {
         if self.is_empty() {
             return format!("no differences ({} rows compared)", self.rows_compared);
         }
-        let rows_changed = {
-            let mut rows: Vec<&RowKey> = self.changes.iter().map(|c| &c.row).collect();
-            rows.dedup();
-            rows.len()
-        };
         let mut parts = vec![format!(
-            "{} metric change(s) in {rows_changed} of {} rows",
-            self.changes.len(),
+            "{} metric change(s) in {} of {} rows",
+            self.changes.len() + self.more_changes,
+            self.rows_changed,
             self.rows_compared
         )];
         if !self.added.is_empty() {
@@ -107,6 +109,9 @@ impl Diff {
         format!("DIFFERS: {}", parts.join(", "))
     }
 }
+
+/// Most changes a diff lists one by one; the rest are counted.
+pub const MAX_LISTED_CHANGES: usize = 10_000;
 
 /// Compares `old` with `new`.
 pub fn compare(old: &ResultsTable, new: &ResultsTable, options: &DiffOptions) -> Diff {
@@ -138,6 +143,7 @@ pub fn compare(old: &ResultsTable, new: &ResultsTable, options: &DiffOptions) ->
             continue;
         };
         diff.rows_compared += 1;
+        let mut row_changed = false;
         for column in &shared {
             let (before, after) = (
                 old.value(old_row, column).unwrap_or(""),
@@ -150,15 +156,22 @@ pub fn compare(old: &ResultsTable, new: &ResultsTable, options: &DiffOptions) ->
                 (Ok(a), Ok(b)) => options.tolerances.accepts(column, a, b),
                 _ => false,
             };
-            if !tolerated {
+            if tolerated {
+                continue;
+            }
+            row_changed = true;
+            if diff.changes.len() < MAX_LISTED_CHANGES {
                 diff.changes.push(Change {
                     row: key.clone(),
                     column: column.to_string(),
                     old: before.to_string(),
                     new: after.to_string(),
                 });
+            } else {
+                diff.more_changes += 1;
             }
         }
+        diff.rows_changed += usize::from(row_changed);
         for (table, row, seen) in [
             (old, old_row, &mut versions.0),
             (new, new_row, &mut versions.1),
@@ -208,6 +221,13 @@ pub fn render_text(diff: &Diff) -> String {
             change.relative()
         );
     }
+    if diff.more_changes > 0 {
+        let _ = writeln!(
+            out,
+            "... and {} more metric change(s) (only the first {MAX_LISTED_CHANGES} are listed)",
+            diff.more_changes
+        );
+    }
     for row in &diff.added {
         let _ = writeln!(out, "{row}: row added");
     }
@@ -249,6 +269,13 @@ pub fn render_markdown(diff: &Diff) -> String {
                 show(&change.old),
                 show(&change.new),
                 change.relative()
+            );
+        }
+        if diff.more_changes > 0 {
+            let _ = writeln!(
+                out,
+                "\n... and {} more metric change(s) (only the first {MAX_LISTED_CHANGES} are listed)",
+                diff.more_changes
             );
         }
         out.push('\n');
@@ -415,6 +442,35 @@ reschedules,violations,violation_seconds,rejected_jobs,evals,plans,plan_rejectio
         assert!(
             md.contains("| s | naive | 0 | violation_seconds | 3597.490 | 0.000 | (-100.0%) |"),
             "{md}"
+        );
+    }
+
+    #[test]
+    fn only_the_first_changes_are_listed_and_all_are_counted() {
+        let rows = 700; // 700 rows x 15 metrics = 10,500 changes
+        let old: Vec<String> = (0..rows)
+            .map(|seed| format!("s,naive,{seed},1,1,1,1,1,1,1,1,1.000,1,1,1,1,1.000,1"))
+            .collect();
+        let new: Vec<String> = (0..rows)
+            .map(|seed| format!("s,naive,{seed},2,2,2,2,2,2,2,2,2.000,2,2,2,2,2.000,2"))
+            .collect();
+        fn refs(rows: &[String]) -> Vec<&str> {
+            rows.iter().map(String::as_str).collect()
+        }
+        let diff = compare(
+            &table(&refs(&old)),
+            &table(&refs(&new)),
+            &DiffOptions::default(),
+        );
+        assert_eq!(diff.changes.len(), MAX_LISTED_CHANGES);
+        assert_eq!(diff.more_changes, rows * 15 - MAX_LISTED_CHANGES);
+        assert_eq!(
+            diff.verdict(),
+            "DIFFERS: 10500 metric change(s) in 700 of 700 rows"
+        );
+        assert!(
+            render_text(&diff)
+                .contains("... and 500 more metric change(s) (only the first 10000 are listed)")
         );
     }
 }

@@ -91,10 +91,11 @@ pub struct Contents {
 
 /// Reads a journal; `Ok(None)` when there is none.
 pub fn read(path: &Path) -> Result<Option<Contents>, String> {
-    let bytes = match std::fs::read(path) {
+    use crate::fsio::{MAX_JOURNAL_BYTES, ReadError, read_limited};
+    let bytes = match read_limited(path, MAX_JOURNAL_BYTES, "MAX_JOURNAL_BYTES") {
         Ok(bytes) => bytes,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(format!("{}: cannot read: {err}", path.display())),
+        Err(ReadError::NotFound) => return Ok(None),
+        Err(err) => return Err(format!("{}: {}", path.display(), err.message())),
     };
     let text = String::from_utf8_lossy(&bytes);
     let label = path.display();
@@ -104,6 +105,15 @@ pub fn read(path: &Path) -> Result<Option<Contents>, String> {
         .filter(|line| line.ends_with('\n'))
         .and_then(|line| Header::parse(line.trim_end()))
         .ok_or_else(|| format!("{label}: not a plansim sweep journal"))?;
+    // Runs are numbered below `runs`, each recorded once: with `runs` within
+    // MAX_RUNS, so is what reading the journal holds.
+    let max_runs = crate::experiment::spec::MAX_RUNS;
+    if header.runs > max_runs {
+        return Err(format!(
+            "{label}: a journal of {} runs, more than any sweep has (MAX_RUNS, {max_runs}): not a journal plansim wrote",
+            header.runs
+        ));
+    }
     let mut runs = BTreeMap::new();
     let mut intact_len = header.line().len() as u64;
     for (number, line) in lines.enumerate() {

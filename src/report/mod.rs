@@ -4,6 +4,7 @@
 pub mod atomic;
 pub mod diff;
 pub mod journal;
+pub mod outdir;
 pub mod results;
 pub mod run_report;
 pub mod summary;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::summary::{KEY_COLUMNS, VERSION_COLUMN};
-use crate::model::metrics::Metric;
+use crate::model::metrics::{Metric, MetricValue};
 use crate::model::policy::Policy;
 
 /// A row's identity, ordered as summary.csv sorts rows.
@@ -54,12 +54,26 @@ pub fn resolve_path(path: &Path) -> PathBuf {
 pub fn read(path: &Path) -> Result<ResultsTable, String> {
     let file = resolve_path(path);
     let label = file.display().to_string();
-    let bytes = std::fs::read(&file).map_err(|err| format!("{label}: cannot read: {err}"))?;
+    let bytes =
+        crate::fsio::read_limited(&file, crate::fsio::MAX_RESULTS_BYTES, "MAX_RESULTS_BYTES")
+            .map_err(|err| format!("{label}: {}", err.message()))?;
     parse(&bytes, &label)
 }
 
 /// Parses results text; `label` names it in errors.
 pub fn parse(bytes: &[u8], label: &str) -> Result<ResultsTable, String> {
+    // plansim ends every line with a newline: a file without one was cut short.
+    if !bytes.contains(&b'\n') {
+        return Err(format!(
+            "{label}: the file ends inside its header line (cut short?); expected a summary.csv written by plansim run"
+        ));
+    }
+    if !bytes.ends_with(b"\n") {
+        let line = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
+        return Err(format!(
+            "{label}:{line}: the last row does not end with a newline (cut short?); expected a complete summary.csv"
+        ));
+    }
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_reader(bytes);
@@ -117,6 +131,10 @@ pub fn parse(bytes: &[u8], label: &str) -> Result<ResultsTable, String> {
             policy,
             seed,
         };
+        for (offset, (column, value)) in header.iter().zip(record.iter()).enumerate() {
+            check_value(column, value)
+                .map_err(|problem| format!("{label}:{line}:{}: {problem}", offset + 1))?;
+        }
         let values: Vec<String> = record
             .iter()
             .skip(KEY_COLUMNS.len())
@@ -131,6 +149,49 @@ pub fn parse(bytes: &[u8], label: &str) -> Result<ResultsTable, String> {
         columns,
         rows,
     })
+}
+
+/// Checks one value: a count is a whole number of at least 0; seconds are
+/// a finite number of at least 0 (`first_full_s` may be empty: never
+/// reached); a column plansim does not know is empty or a finite number.
+/// Keys and provenance are text. NaN, infinities, signs and words are
+/// malformed input, not data to compare.
+fn check_value(column: &str, value: &str) -> Result<(), String> {
+    if KEY_COLUMNS.contains(&column) || is_provenance(column) {
+        // Text that `diff` prints: no control characters.
+        return crate::names::check_text(value, false)
+            .map_err(|problem| format!("{column} \"{}\" {problem}", crate::names::shown(value)));
+    }
+    let seconds = |text: &str| {
+        !text.starts_with(['-', '+'])
+            && text.parse::<f64>().is_ok_and(|n| n.is_finite() && n >= 0.0)
+    };
+    let (ok, expected) = match Metric::from_name(column) {
+        Some(Metric::ViolationSeconds) => (
+            seconds(value),
+            "seconds, a number of at least 0 (e.g. 12.500)",
+        ),
+        Some(Metric::FirstFullS) => (
+            value.is_empty() || seconds(value),
+            "seconds, a number of at least 0 (e.g. 12.500), or nothing (never reached)",
+        ),
+        Some(metric) => (
+            MetricValue::parse(metric, value).is_some(),
+            "a whole number of at least 0",
+        ),
+        None => (
+            value.is_empty() || value.parse::<f64>().is_ok_and(f64::is_finite),
+            "a finite number or nothing",
+        ),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{column} is \"{}\", expected {expected}",
+            value.escape_debug()
+        ))
+    }
 }
 
 /// Whether a column is provenance, not a result.

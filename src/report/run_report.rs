@@ -17,8 +17,8 @@ use crate::model::metrics::Metric;
 use crate::model::policy::Policy;
 use crate::model::scenario::Scenario;
 use crate::model::time::Millis;
+use crate::names::slug;
 use crate::report::table::{self, Verdict};
-use crate::report::trace_csv::file_safe;
 use crate::run::RunResult;
 use crate::sim::trace::{TraceKind, TraceRecord};
 
@@ -63,7 +63,7 @@ pub fn page_file_names<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> 
     let mut used: BTreeMap<String, u32> = BTreeMap::new();
     names
         .map(|name| {
-            let slug = file_safe(name);
+            let slug = slug(name);
             let n = used.entry(slug.clone()).or_default();
             *n += 1;
             if *n == 1 {

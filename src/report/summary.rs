@@ -59,7 +59,15 @@ pub fn render(rows: &[SummaryRow]) -> Vec<u8> {
         .from_writer(Vec::new());
     writer.write_record(header()).expect("writing to memory");
     for row in rows {
-        writer.write_record(fields(row)).expect("writing to memory");
+        // Names are data: a spreadsheet must not evaluate one as a formula.
+        let cells = fields(row);
+        writer
+            .write_record(
+                cells
+                    .iter()
+                    .map(|cell| crate::names::csv_cell(cell).into_owned()),
+            )
+            .expect("writing to memory");
     }
     writer.into_inner().expect("flushing to memory")
 }

@@ -66,7 +66,7 @@ pub fn render_all(experiment: &Experiment, runs: &[Metrics]) -> Result<SweepOutp
             let name = format!(
                 "plots/{}-{}--{}.svg",
                 key_index + 1,
-                slug(&key.key),
+                crate::names::key_slug(&key.key),
                 metric.name()
             );
             charts.push((name.clone(), title));
@@ -81,25 +81,18 @@ pub fn render_all(experiment: &Experiment, runs: &[Metrics]) -> Result<SweepOutp
     Ok(SweepOutputs { files, headlines })
 }
 
-/// `jobs[example].groups[cache].count` -> `jobs-example-groups-cache-count`.
-fn slug(key: &str) -> String {
-    let mut slug = String::new();
-    for c in key.chars() {
-        if c.is_ascii_alphanumeric() || c == '_' {
-            slug.push(c);
-        } else if !slug.ends_with('-') && !slug.is_empty() {
-            slug.push('-');
-        }
-    }
-    slug.trim_end_matches('-').to_string()
-}
-
 fn csv_bytes(rows: impl IntoIterator<Item = Vec<String>>) -> Vec<u8> {
     let mut writer = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());
     for row in rows {
-        writer.write_record(&row).expect("writing to memory");
+        // Names and varied values are data: never a spreadsheet formula.
+        writer
+            .write_record(
+                row.iter()
+                    .map(|cell| crate::names::csv_cell(cell).into_owned()),
+            )
+            .expect("writing to memory");
     }
     writer.into_inner().expect("flushing to memory")
 }

@@ -42,35 +42,30 @@ pub fn render(scenario: &Scenario, records: &[TraceRecord]) -> Vec<u8> {
             .map(|v| scenario.volumes[v.index()].name.as_str())
             .unwrap_or("");
         writer
-            .write_record([
-                record.time.to_string().as_str(),
-                record.kind.name(),
-                job,
-                group,
-                alloc.as_str(),
-                node,
-                volume,
-                record.detail.as_str(),
-            ])
+            .write_record(
+                [
+                    record.time.to_string().as_str(),
+                    record.kind.name(),
+                    job,
+                    group,
+                    alloc.as_str(),
+                    node,
+                    volume,
+                    record.detail.as_str(),
+                ]
+                // Names are data: never a spreadsheet formula.
+                .map(|cell| crate::names::csv_cell(cell).into_owned()),
+            )
             .expect("writing to memory");
     }
     writer.into_inner().expect("flushing to memory")
 }
 
-/// A file-name-safe form of a scenario or policy name.
-pub fn file_safe(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// `trace-<scenario>-<scheduler>-<seed>.csv`
 pub fn file_name(scenario: &str, policy: &str, seed: u64) -> String {
-    format!("trace-{}-{}-{seed}.csv", file_safe(scenario), policy)
+    format!(
+        "trace-{}-{}-{seed}.csv",
+        crate::names::slug(scenario),
+        policy
+    )
 }

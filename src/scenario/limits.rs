@@ -1,5 +1,10 @@
 //! Input limits. Each is named in the error that enforces it and listed in
 //! the README, so a scenario that hits one knows what to change.
+//!
+//! They are chosen so that any scenario they accept loads and runs (one
+//! policy, one seed) within 1 GiB: a run costs about 250 bytes per
+//! allocation it places (see ARCHITECTURE.md, "Memory"), and the C1M
+//! shape (1,000,000 allocations on 5,000 nodes) peaks near 220 MB per run.
 
 use crate::model::time::Millis;
 
@@ -19,14 +24,20 @@ pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
 /// Nodes after templates are stamped out.
 pub const MAX_NODES: usize = 100_000;
 /// Volumes after templates are stamped out.
-pub const MAX_VOLUMES: usize = 1_000_000;
+pub const MAX_VOLUMES: usize = 200_000;
 /// Jobs after replicas are stamped out.
 pub const MAX_JOBS: usize = 100_000;
 /// Desired allocations summed over every group (and every `scale` event).
-pub const MAX_ALLOCATIONS: u64 = 10_000_000;
+pub const MAX_ALLOCATIONS: u64 = 1_000_000;
 /// Timeline events.
 pub const MAX_EVENTS: usize = 100_000;
 /// Longest simulated horizon.
 pub const MAX_HORIZON: Millis = Millis(30 * 24 * 3600 * 1000);
 /// Most concurrent scheduler workers.
 pub const MAX_SCHEDULER_WORKERS: u32 = 64;
+/// Bytes every template (`count`, `replicas`) of a scenario may expand to,
+/// estimated before expanding: copies x (the entry's text + overhead).
+pub const MAX_TEMPLATE_BYTES: u64 = 128 * 1024 * 1024;
+/// Most reschedule `attempts` a policy may allow within its interval: the
+/// reschedule history an allocation keeps is at most this long.
+pub const MAX_RESCHEDULE_ATTEMPTS: u32 = 1000;

@@ -10,7 +10,7 @@ use serde_saphyr::{Location, Spanned};
 use super::error::{LoadError, Position};
 use super::limits;
 use super::raw::*;
-use super::template::{INDEX_PLACEHOLDER, Stamp};
+use super::template::{INDEX_PLACEHOLDER, Stamp, TemplateBudget};
 use crate::model::access::ClaimMode;
 use crate::model::expect::{Expectation, parse_comparison};
 use crate::model::ids::{JobId, NodeId, PluginId, VolumeId};
@@ -38,19 +38,7 @@ pub fn load_file(path: &Path) -> Result<Scenario, LoadError> {
 /// that has any.
 pub fn load_file_with_warnings(path: &Path) -> Result<(Scenario, Vec<LoadError>), LoadError> {
     let label = path.display().to_string();
-    let bytes = read_limited(path).map_err(|message| LoadError {
-        file: label.clone(),
-        position: None,
-        message,
-    })?;
-    let text = std::str::from_utf8(&bytes).map_err(|err| LoadError {
-        file: label.clone(),
-        position: None,
-        message: format!(
-            "not UTF-8 text (invalid byte at offset {})",
-            err.valid_up_to()
-        ),
-    })?;
+    let text = read_text(path)?;
     let stem = path
         .file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())
@@ -59,23 +47,26 @@ pub fn load_file_with_warnings(path: &Path) -> Result<(Scenario, Vec<LoadError>)
         base: Some(path.parent().unwrap_or(Path::new("."))),
         scenario: &label,
     };
-    load_text(text, &stem, DanglingEvents::Refuse, &context)
+    load_text(&text, &stem, DanglingEvents::Refuse, &context)
 }
 
+/// Reads a file a scenario names (a Nomad job or volume file) or an import
+/// file: a regular file, at most MAX_FILE_BYTES.
 pub fn read_limited(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|err| format!("cannot read: {err}"))?;
-    let mut bytes = Vec::new();
-    file.take(limits::MAX_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| format!("cannot read: {err}"))?;
-    if bytes.len() > limits::MAX_FILE_BYTES {
-        return Err(format!(
-            "file is larger than the limit of {} MiB (MAX_FILE_BYTES)",
-            limits::MAX_FILE_BYTES / (1024 * 1024)
-        ));
-    }
-    Ok(bytes)
+    crate::fsio::read_limited(path, limits::MAX_FILE_BYTES as u64, "MAX_FILE_BYTES")
+        .map_err(|err| err.message())
+}
+
+/// Reads a scenario or experiment file: a regular file, at most
+/// MAX_FILE_BYTES, UTF-8.
+pub fn read_text(path: &Path) -> Result<String, LoadError> {
+    crate::fsio::read_text_limited(path, limits::MAX_FILE_BYTES as u64, "MAX_FILE_BYTES").map_err(
+        |err| LoadError {
+            file: path.display().to_string(),
+            position: None,
+            message: err.message(),
+        },
+    )
 }
 
 /// Parses YAML options shared by scenario and experiment files: strict
@@ -95,8 +86,8 @@ pub fn yaml_options() -> serde_saphyr::Options {
     }
 }
 
-/// Turns a serde-saphyr error into a positioned, one-line [`LoadError`].
-pub fn yaml_error(file: &str, err: &serde_saphyr::Error) -> LoadError {
+/// Turns a serde-saphyr error on `text` into a positioned, one-line [`LoadError`].
+pub fn yaml_error(file: &str, text: &str, err: &serde_saphyr::Error) -> LoadError {
     let plain = err.without_snippet();
     let position = plain.location().and_then(Position::from_location);
     let mut message = plain.to_string();
@@ -107,13 +98,13 @@ pub fn yaml_error(file: &str, err: &serde_saphyr::Error) -> LoadError {
     LoadError {
         file: file.to_string(),
         position,
-        message: clean_yaml_message(&message),
+        message: clean_yaml_message(&message, text.contains('*') && text.contains('&')),
     }
 }
 
 /// The first line of a serde-saphyr message, minus library advice that is
 /// not ours to give, in words that say what is wrong in the file.
-fn clean_yaml_message(message: &str) -> String {
+fn clean_yaml_message(message: &str, uses_aliases: bool) -> String {
     let mut message = message
         .lines()
         .next()
@@ -140,15 +131,51 @@ fn clean_yaml_message(message: &str) -> String {
     if let Some((_, better)) = rewrites.iter().find(|(from, _)| message == *from) {
         message = (*better).to_string();
     }
+    // The library's words for the YAML it refuses, in the file's words.
+    let prefixed = [
+        (
+            "data did not match any variant of untagged enum RawExpectValue",
+            "expected a number (e.g. 3 or 0.5) or a comparison in quotes (e.g. \">= 3\", \"< 0.5\"), found a list, mapping or boolean".to_string(),
+        ),
+        (
+            "recursive references require weak recursion types",
+            "an alias (*name) is used inside the anchor (&name) it refers to, which would make the value contain itself: copy the value instead, or anchor a smaller part".to_string(),
+        ),
+        (
+            "multiple YAML documents detected",
+            "a second YAML document starts here (a `---` line): a file holds one scenario; remove the `---` and what follows, or move it to a file of its own".to_string(),
+        ),
+        (
+            "!!binary scalar is not valid UTF-8",
+            "a !!binary value that is not UTF-8 text: names and other fields are text; write the text itself without !!binary".to_string(),
+        ),
+    ];
+    if let Some((_, better)) = prefixed.iter().find(|(from, _)| message.starts_with(from)) {
+        message.clone_from(better);
+    }
+    if let Some(found) = message
+        .strip_prefix("non-finite float ")
+        .and_then(|rest| rest.strip_suffix(" rejected by the configured policy"))
+    {
+        message = format!(
+            "found {found}, which is not a finite number: write a duration with a unit (e.g. 30s or 5m) or a finite number"
+        );
+    }
     if let Some(breach) = message.strip_prefix("budget breached: ") {
         let kind = breach.split([' ', '{']).next().unwrap_or(breach);
+        // Only a file that uses aliases can be an alias bomb.
+        let cause = if uses_aliases {
+            "too large, or aliases that expand too far"
+        } else {
+            "the file is too large: write repeated entries once, with count: or replicas:"
+        };
         message = match kind {
             "Nodes" => format!(
-                "more than {} YAML nodes once aliases are expanded (YAML_MAX_NODES): too large, or an alias bomb",
+                "more than {} YAML nodes once aliases are expanded (YAML_MAX_NODES): {cause}",
                 limits::YAML_MAX_NODES
             ),
             "Events" => format!(
-                "more than {} YAML events once aliases are expanded (YAML_MAX_EVENTS): too large, or an alias bomb",
+                "more than {} YAML events once aliases are expanded (YAML_MAX_EVENTS): {cause}",
                 limits::YAML_MAX_EVENTS
             ),
             "Aliases" => format!(
@@ -212,7 +239,7 @@ fn load_text(
         });
     }
     let mut raw: RawScenario = serde_saphyr::from_str_with_options(text, yaml_options())
-        .map_err(|err| yaml_error(file, &err))?;
+        .map_err(|err| yaml_error(file, text, &err))?;
     let mut file_warnings = Vec::new();
     super::nomad_files::expand(&mut raw, context, &mut file_warnings)?;
     let mut warnings = Vec::new();
@@ -247,6 +274,11 @@ fn resolve_scenario(
     let name = raw.name.clone().unwrap_or_else(|| default_name.to_string());
     if name.trim().is_empty() {
         return Err((None, "name: must not be empty".to_string()));
+    }
+    crate::names::check(&name).map_err(|problem| (None, format!("name: the name {problem}")))?;
+    if let Some(description) = &raw.description {
+        crate::names::check_text(description, true)
+            .map_err(|problem| (None, format!("description: {problem}")))?;
     }
     let horizon = raw.horizon.map_or(DEFAULT_HORIZON, |d| d.0);
     if horizon == Millis::ZERO {
@@ -284,15 +316,21 @@ fn resolve_scenario(
         .map(|(i, p)| (p.name.as_str(), PluginId::from_index(i)))
         .collect();
     let mut drivers = DriverNames::default();
-    let mut nodes = resolve_nodes(&raw.nodes, &plugin_ids, &mut drivers)?;
-    let volumes = resolve_volumes(&raw.volumes, &plugin_ids)?;
+    let mut budget = TemplateBudget::default();
+    let mut nodes = resolve_nodes(&raw.nodes, &plugin_ids, &mut drivers, &mut budget)?;
+    let volumes = resolve_volumes(&raw.volumes, &plugin_ids, &mut budget)?;
     let volume_by_name: BTreeMap<String, VolumeId> = volumes
         .iter()
         .enumerate()
         .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
         .collect();
-    let (mut jobs, mut providers) =
-        resolve_jobs(&raw.jobs, &volume_by_name, horizon, &mut drivers)?;
+    let (mut jobs, mut providers) = resolve_jobs(
+        &raw.jobs,
+        &volume_by_name,
+        horizon,
+        &mut drivers,
+        &mut budget,
+    )?;
     expand_datacenter_globs(&nodes, &mut jobs, &mut providers);
     place_job_plugins(&mut nodes, &providers, &plugin_ids, warnings);
     let events = resolve_events(
@@ -409,36 +447,68 @@ fn resolve_cluster(raw: RawCluster) -> Result<ClusterConfig, Fail> {
     })
 }
 
-/// Stamps out a template entry `count` times, or returns it once.
-fn expand<T: Clone + Stamp>(
-    entry: &Spanned<T>,
+/// Stamps out a template entry `count` times, or returns it once. Before
+/// anything is stamped, the copies are checked against the entry kind's
+/// limit (`have` entries so far) and charged to the template byte budget;
+/// copies are then made one at a time, as the caller consumes them.
+#[allow(clippy::too_many_arguments)]
+fn expand<'e, T: Clone + Stamp>(
+    entry: &'e Spanned<T>,
     id: &str,
     count: Option<RawCount>,
     what: &str,
     count_field: &str,
-) -> Result<Vec<T>, Fail> {
+    (have, limit, limit_name): (usize, usize, &str),
+    budget: &mut TemplateBudget,
+) -> Result<impl Iterator<Item = T> + 'e, Fail> {
+    let name = crate::names::shown(id);
     let count = count.map_or(1, |c| c.0);
     if count == 0 {
         return fail(
             entry.referenced,
-            format!("{what}[{id}].{count_field}: must be at least 1"),
+            format!("{what}[{name}].{count_field}: must be at least 1"),
         );
     }
     if count > 1 && !id.contains(INDEX_PLACEHOLDER) {
         return fail(
             entry.referenced,
             format!(
-                "{what}[{id}].{count_field}: {count} copies need distinct ids: put {{i}} in the id (e.g. \"{id}-{{i}}\")"
+                "{what}[{name}].{count_field}: {count} copies need distinct ids: put {{i}} in the id (e.g. \"{name}-{{i}}\")"
             ),
         );
     }
-    Ok((0..count)
-        .map(|i| {
-            let mut copy = entry.value.clone();
-            copy.stamp(&i.to_string());
-            copy
-        })
-        .collect())
+    if have.saturating_add(count as usize) > limit {
+        return fail(
+            entry.referenced,
+            format!(
+                "{what}[{name}].{count_field}: {count} copies would make {} {what}, more than the limit of {limit} ({limit_name})",
+                have.saturating_add(count as usize)
+            ),
+        );
+    }
+    // Every string of the entry may reach a terminal, Markdown or CSV.
+    let mut control = None;
+    entry.value.strings(&mut |text| {
+        if control.is_none() {
+            control = crate::names::check_text(text, false)
+                .err()
+                .map(|problem| format!("\"{}\" {problem}", crate::names::shown(text)));
+        }
+    });
+    if let Some(problem) = control {
+        return fail(entry.referenced, format!("{what}[{name}]: {problem}"));
+    }
+    budget.charge(&entry.value, count).map_err(|message| {
+        (
+            Some(entry.referenced),
+            format!("{what}[{name}].{count_field}: {message}"),
+        )
+    })?;
+    Ok((0..count).map(move |i| {
+        let mut copy = entry.value.clone();
+        copy.stamp(&i.to_string());
+        copy
+    }))
 }
 
 /// Remembers ids seen so far and refuses the second of a pair.
@@ -459,21 +529,18 @@ impl<'a> UniqueIds<'a> {
         if id.trim().is_empty() {
             return fail(at, format!("{}: an id must not be empty", self.what));
         }
+        let shown = crate::names::shown(id);
+        if let Err(problem) = crate::names::check(id) {
+            return fail(at, format!("{}[{shown}]: the id {problem}", self.what));
+        }
         if !self.seen.insert(id.to_string()) {
-            return fail(at, format!("{}[{id}]: \"{id}\" is used twice", self.what));
+            return fail(
+                at,
+                format!("{}[{shown}]: \"{shown}\" is used twice", self.what),
+            );
         }
         Ok(())
     }
-}
-
-fn check_limit(len: usize, limit: usize, what: &str, name: &str, at: Location) -> Result<(), Fail> {
-    if len > limit {
-        return fail(
-            at,
-            format!("{what}: more than {limit} after templates ({name})"),
-        );
-    }
-    Ok(())
 }
 
 fn resolve_plugins(raw: &[Spanned<RawPlugin>]) -> Result<Vec<PluginSpec>, Fail> {
@@ -497,14 +564,24 @@ fn resolve_nodes(
     raw: &[Spanned<RawNode>],
     plugin_ids: &BTreeMap<&str, PluginId>,
     driver_names: &mut DriverNames,
+    budget: &mut TemplateBudget,
 ) -> Result<Vec<NodeSpec>, Fail> {
     let mut ids = UniqueIds::new("nodes");
     let mut nodes = Vec::new();
     for entry in raw {
         let at = entry.referenced;
-        for node in expand(entry, &entry.value.id, entry.value.count, "nodes", "count")? {
+        let limit = (nodes.len(), limits::MAX_NODES, "MAX_NODES");
+        let copies = expand(
+            entry,
+            &entry.value.id,
+            entry.value.count,
+            "nodes",
+            "count",
+            limit,
+            budget,
+        )?;
+        for node in copies {
             ids.insert(&node.id, at)?;
-            check_limit(nodes.len() + 1, limits::MAX_NODES, "nodes", "MAX_NODES", at)?;
             let path = format!("nodes[{}]", node.id);
             let mut csi_plugins = Vec::new();
             let mut seen_plugins = BTreeSet::new();
@@ -557,26 +634,24 @@ fn resolve_nodes(
 fn resolve_volumes(
     raw: &[Spanned<RawVolume>],
     plugin_ids: &BTreeMap<&str, PluginId>,
+    budget: &mut TemplateBudget,
 ) -> Result<Vec<VolumeSpec>, Fail> {
     let mut ids = UniqueIds::new("volumes");
     let mut volumes = Vec::new();
     for entry in raw {
         let at = entry.referenced;
-        for volume in expand(
+        let limit = (volumes.len(), limits::MAX_VOLUMES, "MAX_VOLUMES");
+        let copies = expand(
             entry,
             &entry.value.id,
             entry.value.count,
             "volumes",
             "count",
-        )? {
+            limit,
+            budget,
+        )?;
+        for volume in copies {
             ids.insert(&volume.id, at)?;
-            check_limit(
-                volumes.len() + 1,
-                limits::MAX_VOLUMES,
-                "volumes",
-                "MAX_VOLUMES",
-                at,
-            )?;
             if volume.plugin_id.is_empty() {
                 return fail(at, format!("volumes[{}].plugin_id: missing", volume.id));
             }
@@ -641,21 +716,25 @@ fn resolve_jobs(
     volume_by_name: &BTreeMap<String, VolumeId>,
     horizon: Millis,
     driver_names: &mut DriverNames,
+    budget: &mut TemplateBudget,
 ) -> Result<(Vec<JobSpec>, Vec<PluginJob>), Fail> {
     let mut ids = UniqueIds::new("jobs");
     let mut jobs = Vec::new();
     let mut providers = Vec::new();
     for entry in raw {
         let at = entry.referenced;
-        for job in expand(
+        let limit = (jobs.len(), limits::MAX_JOBS, "MAX_JOBS");
+        let copies = expand(
             entry,
             &entry.value.id,
             entry.value.replicas,
             "jobs",
             "replicas",
-        )? {
+            limit,
+            budget,
+        )?;
+        for job in copies {
             ids.insert(&job.id, at)?;
-            check_limit(jobs.len() + 1, limits::MAX_JOBS, "jobs", "MAX_JOBS", at)?;
             let system = matches!(
                 job.job_type,
                 Some(RawJobType::System | RawJobType::Sysbatch)
@@ -850,7 +929,13 @@ fn resolve_group(
         let per_alloc = raw.per_alloc.unwrap_or(false);
         let source = if per_alloc {
             let prefix = format!("{}[", raw.source);
-            if !volume_by_name.keys().any(|name| name.starts_with(&prefix)) {
+            // The first name at or after the prefix: a lookup, not a scan
+            // (a scan per group is quadratic with many replicas and volumes).
+            let found = volume_by_name
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|(name, _)| name.starts_with(&prefix));
+            if !found {
                 return fail(
                     request.referenced,
                     format!(
@@ -921,6 +1006,16 @@ fn resolve_group(
     let mut reschedule = ReschedulePolicy::default_for(kind);
     if let Some(raw) = &group.reschedule {
         reschedule.attempts = raw.attempts.unwrap_or(reschedule.attempts);
+        if reschedule.attempts > limits::MAX_RESCHEDULE_ATTEMPTS {
+            return fail(
+                at,
+                format!(
+                    "{path}.reschedule.attempts: {} exceeds the limit of {} (MAX_RESCHEDULE_ATTEMPTS); for no limit write unlimited: true",
+                    reschedule.attempts,
+                    limits::MAX_RESCHEDULE_ATTEMPTS
+                ),
+            );
+        }
         reschedule.interval = raw.interval.map_or(reschedule.interval, |d| d.0);
         reschedule.delay = raw.delay.map_or(reschedule.delay, |d| d.0);
         reschedule.max_delay = raw.max_delay.map_or(reschedule.max_delay, |d| d.0);
@@ -1025,6 +1120,29 @@ struct EventContext<'a> {
 }
 
 impl EventContext<'_> {
+    /// A `scale` or `stop_job` acts on a submitted job: one written for
+    /// before the job's `submit_at` (or at the same instant: timeline
+    /// events come first) is refused rather than silently ignored.
+    fn check_submitted(
+        &self,
+        at_time: Millis,
+        job: JobId,
+        path: &str,
+        at: Location,
+    ) -> Result<(), Fail> {
+        let spec = &self.jobs[job.index()];
+        if at_time <= spec.submit_at {
+            return fail(
+                at,
+                format!(
+                    "{path}: at {at_time}s job \"{}\" is not submitted yet (submit_at: {}s; timeline events at the same instant come before submissions): move the event after {}s, or submit the job earlier",
+                    spec.name, spec.submit_at, spec.submit_at
+                ),
+            );
+        }
+        Ok(())
+    }
+
     fn resolve(&self, index: usize, entry: &Spanned<RawEvent>) -> Result<TimedEvent, EventError> {
         let at = entry.referenced;
         let event = &entry.value;
@@ -1078,6 +1196,7 @@ impl EventContext<'_> {
                 )));
             };
             check_allocation_count(scale.count.0, &format!("{path}.scale.count"), at)?;
+            self.check_submitted(event.at.0, job_id, &format!("{path}.scale"), at)?;
             actions.push(TimelineAction::Scale {
                 job: job_id,
                 group,
@@ -1112,7 +1231,9 @@ impl EventContext<'_> {
             });
         }
         if let Some(name) = &event.stop_job {
-            actions.push(TimelineAction::StopJob(job(name, "stop_job")?));
+            let job_id = job(name, "stop_job")?;
+            self.check_submitted(event.at.0, job_id, &format!("{path}.stop_job"), at)?;
+            actions.push(TimelineAction::StopJob(job_id));
         }
         let action = match actions.len() {
             1 => actions.pop().expect("one action"),

@@ -383,6 +383,12 @@ impl<'de> Deserialize<'de> for RawCount {
             }
 
             fn visit_f64<E: de::Error>(self, n: f64) -> Result<RawCount, E> {
+                if n.is_finite() && n.fract() == 0.0 {
+                    // 2.0, 1e3, or 010 (which YAML reads as a decimal).
+                    return Err(E::custom(format!(
+                        "count written as a decimal ({n:?}): write a plain whole number without a leading zero, point or exponent, e.g. {n}"
+                    )));
+                }
                 Err(E::custom(format!("count {n} is not a whole number")))
             }
 

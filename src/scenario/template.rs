@@ -1,17 +1,24 @@
 //! Templates: an entry with `count` (nodes, volumes) or `replicas` (jobs) is
 //! stamped out that many times, with `{i}` replaced in every string of it.
+//!
+//! What stamping costs is computed *before* stamping ([`TemplateBudget`]):
+//! a one-line `count: 1000000000`, or a 100,000-character id with a count of
+//! 20,000, is refused by arithmetic instead of by running out of memory.
 
 use std::collections::BTreeMap;
 
 use serde_saphyr::Spanned;
 
+use super::limits;
 use super::raw::*;
 
 pub const INDEX_PLACEHOLDER: &str = "{i}";
 
-/// Replaces `{i}` in every string a value holds.
+/// Replaces `{i}` in every string a value holds, and lists those strings.
 pub trait Stamp {
     fn stamp(&mut self, index: &str);
+    /// Calls `visit` with every string the value holds (keys included).
+    fn strings(&self, visit: &mut dyn FnMut(&str));
 }
 
 impl Stamp for String {
@@ -20,12 +27,22 @@ impl Stamp for String {
             *self = self.replace(INDEX_PLACEHOLDER, index);
         }
     }
+
+    fn strings(&self, visit: &mut dyn FnMut(&str)) {
+        visit(self);
+    }
 }
 
 impl<T: Stamp> Stamp for Option<T> {
     fn stamp(&mut self, index: &str) {
         if let Some(value) = self {
             value.stamp(index);
+        }
+    }
+
+    fn strings(&self, visit: &mut dyn FnMut(&str)) {
+        if let Some(value) = self {
+            value.strings(visit);
         }
     }
 }
@@ -36,11 +53,21 @@ impl<T: Stamp> Stamp for Vec<T> {
             item.stamp(index);
         }
     }
+
+    fn strings(&self, visit: &mut dyn FnMut(&str)) {
+        for item in self {
+            item.strings(visit);
+        }
+    }
 }
 
 impl<T: Stamp> Stamp for Spanned<T> {
     fn stamp(&mut self, index: &str) {
         self.value.stamp(index);
+    }
+
+    fn strings(&self, visit: &mut dyn FnMut(&str)) {
+        self.value.strings(visit);
     }
 }
 
@@ -54,6 +81,13 @@ impl<V: Stamp> Stamp for BTreeMap<String, V> {
             self.insert(key, value);
         }
     }
+
+    fn strings(&self, visit: &mut dyn FnMut(&str)) {
+        for (key, value) in self {
+            visit(key);
+            value.strings(visit);
+        }
+    }
 }
 
 macro_rules! stamp_fields {
@@ -61,6 +95,10 @@ macro_rules! stamp_fields {
         impl Stamp for $type {
             fn stamp(&mut self, index: &str) {
                 $( self.$field.stamp(index); )*
+            }
+
+            fn strings(&self, visit: &mut dyn FnMut(&str)) {
+                $( self.$field.strings(visit); )*
             }
         }
     };
@@ -111,6 +149,49 @@ stamp_fields!(RawVolumeMount {
     destination
 });
 
+/// Bytes one stamped copy costs besides its strings (the entry's fields and
+/// what it resolves to), and each string's own overhead. Deliberately
+/// generous: the budget must hold for any entry shape.
+const ENTRY_OVERHEAD_BYTES: u64 = 512;
+const STRING_OVERHEAD_BYTES: u64 = 32;
+
+/// The bytes every template of one scenario may expand to, summed and
+/// checked before each entry is stamped (MAX_TEMPLATE_BYTES).
+#[derive(Debug, Default)]
+pub struct TemplateBudget {
+    used: u64,
+}
+
+impl TemplateBudget {
+    /// Charges `count` copies of `entry`; the error says what they would
+    /// cost and what to change.
+    pub fn charge<T: Stamp>(&mut self, entry: &T, count: u32) -> Result<(), String> {
+        let (mut bytes, mut strings, mut placeholders) = (0u64, 0u64, 0u64);
+        entry.strings(&mut |text| {
+            bytes += text.len() as u64;
+            strings += 1;
+            placeholders += text.matches(INDEX_PLACEHOLDER).count() as u64;
+        });
+        // `{i}` becomes at most as many digits as the largest index has.
+        let digits = count.saturating_sub(1).to_string().len() as u64;
+        let per_copy = ENTRY_OVERHEAD_BYTES
+            + strings * STRING_OVERHEAD_BYTES
+            + bytes
+            + placeholders * digits.saturating_sub(INDEX_PLACEHOLDER.len() as u64);
+        let total = per_copy.saturating_mul(u64::from(count));
+        let after = self.used.saturating_add(total);
+        if after > limits::MAX_TEMPLATE_BYTES {
+            return Err(format!(
+                "{count} copies of {bytes} bytes of text each would take about {} MiB, and every template of a scenario together may take {} MiB (MAX_TEMPLATE_BYTES): lower the count or shorten the entry's strings",
+                after.div_ceil(1024 * 1024),
+                limits::MAX_TEMPLATE_BYTES / (1024 * 1024)
+            ));
+        }
+        self.used = after;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +225,30 @@ mod tests {
             Some("v3")
         );
         assert_eq!(node.csi_plugins.unwrap()[0].id, "plugin-3");
+    }
+
+    #[test]
+    fn the_budget_refuses_huge_expansions_before_they_happen() {
+        let mut node = RawNode {
+            id: "n-{i}".into(),
+            count: None,
+            datacenter: None,
+            node_class: None,
+            attributes: None,
+            cpu: None,
+            memory: None,
+            drivers: None,
+            topology: None,
+            csi_plugins: None,
+        };
+        let mut budget = TemplateBudget::default();
+        budget.charge(&node, 5000).unwrap();
+        assert!(budget.charge(&node, 1_000_000_000).is_err());
+        node.id = format!("{}{{i}}", "x".repeat(100_000));
+        let err = TemplateBudget::default().charge(&node, 20_000).unwrap_err();
+        assert!(
+            err.starts_with("20000 copies of 100003 bytes of text each would take about 1918 MiB"),
+            "{err}"
+        );
     }
 }

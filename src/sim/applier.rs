@@ -140,18 +140,19 @@ impl Simulation<'_> {
             &self.scenario.jobs[placement.group.job.index()].groups[placement.group.group_index()];
         let (history, penalty_nodes) = match placement.previous {
             Some(previous) if placement.reschedule => {
-                let old = &self.allocs[previous.index()];
-                let delay = super::reschedule::next_delay(
-                    &group_spec.reschedule,
-                    &old.reschedule_history,
-                    old.failed_at,
-                );
-                let mut history = old.reschedule_history.clone();
+                // The replaced allocation is finished: its tracker moves to
+                // the replacement (never copied), trimmed to Nomad's window.
+                let old = &mut self.allocs[previous.index()];
+                let failed_at = old.failed_at;
+                let mut history = std::mem::take(&mut old.reschedule_history);
+                let mut penalty = std::mem::take(&mut old.penalty_nodes);
+                let delay =
+                    super::reschedule::next_delay(&group_spec.reschedule, &history, failed_at);
+                let keep = super::reschedule::tracker_window(&group_spec.reschedule, &history, now);
+                history.drain(..history.len() - keep);
+                penalty.drain(..penalty.len() - keep);
                 history.push((now, delay));
-                let mut penalty = old.penalty_nodes.clone();
-                if !penalty.contains(&old.node) {
-                    penalty.push(old.node);
-                }
+                penalty.push(old.node);
                 (history, penalty)
             }
             _ => (Vec::new(), Vec::new()),

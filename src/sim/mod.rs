@@ -14,6 +14,7 @@ pub mod rank;
 pub mod reschedule;
 mod scheduler;
 mod seen;
+mod stall;
 pub mod state;
 mod timeline;
 pub mod trace;
@@ -270,7 +271,30 @@ impl<'s> Simulation<'s> {
 
     fn run(&mut self, progress: &mut dyn FnMut(Millis, u64)) {
         let horizon = self.scenario.horizon;
-        while let Some((_, event)) = self.queue.pop_until(horizon) {
+        // Queue entries handled at the current instant (see stall.rs).
+        let (instant_limit, mut instant, mut at_instant) = (self.instant_limit(), Millis::ZERO, 0);
+        while let Some((at, event)) = self.queue.pop_until(horizon) {
+            (instant, at_instant) = if at == instant {
+                (at, at_instant + 1)
+            } else {
+                (at, 1)
+            };
+            if at_instant > instant_limit {
+                self.stopped_early = Some(self.describe_stall(event, at_instant - 1));
+                return;
+            }
+            if self.allocs.len() > stall::MAX_PLACEMENTS_PER_RUN {
+                self.stopped_early = Some(self.describe_churn());
+                return;
+            }
+            if self
+                .trace
+                .as_ref()
+                .is_some_and(|t| t.len() >= stall::MAX_TRACE_ROWS)
+            {
+                self.stopped_early = Some(self.describe_long_trace());
+                return;
+            }
             if self.steps >= self.options.max_events {
                 self.stopped_early = Some(format!(
                     "stopped after {} events at {}s of {}s (MAX_RUN_EVENTS): the scenario may loop",

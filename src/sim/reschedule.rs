@@ -89,6 +89,38 @@ pub fn followup_windows(due: &[Millis]) -> Vec<Millis> {
     eval_at
 }
 
+/// How many past reschedules Nomad keeps when rescheduling is unlimited
+/// (`maxPastRescheduleEvents`, scheduler/generic_sched.go, v2.0.5).
+pub const MAX_PAST_RESCHEDULE_EVENTS: usize = 5;
+
+/// How many of the newest entries of a reschedule history (oldest first,
+/// `(time, delay)`) a replacement keeps, as Nomad's
+/// `UpdateRescheduleTracker` (scheduler/generic_sched.go, v2.0.5) does:
+/// with `attempts` set, those within `interval` of `now`; otherwise the
+/// last five; and always the last two, which `next_delay` reads (so the
+/// delays are exactly those of the whole history). Never more than
+/// `max(attempts, 5)`, which is all the decisions need (`may_reschedule`
+/// counts at most `attempts` recent entries), so an allocation's memory
+/// does not grow with the number of reschedules before it.
+pub fn tracker_window(
+    policy: &ReschedulePolicy,
+    history: &[(Millis, Millis)],
+    now: Millis,
+) -> usize {
+    let cap = (policy.attempts as usize).max(MAX_PAST_RESCHEDULE_EVENTS);
+    let kept = if policy.attempts > 0 {
+        let window_start = now - policy.interval;
+        history
+            .iter()
+            .rev()
+            .take_while(|&&(at, _)| at >= window_start)
+            .count()
+    } else {
+        history.len()
+    };
+    kept.max(history.len().min(2)).min(cap)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +219,34 @@ mod tests {
         let mut never = policy(DelayFunction::Constant, 5, 0);
         never.unlimited = false;
         assert_eq!(reschedule_eligible(&never, &[], Millis::ZERO), None);
+    }
+
+    #[test]
+    fn the_tracker_window_is_bounded() {
+        let unlimited = policy(DelayFunction::Constant, 1, 0);
+        let history: Vec<(Millis, Millis)> = (0..100)
+            .map(|i| (Millis::from_secs(i), Millis::from_secs(1)))
+            .collect();
+        assert_eq!(
+            tracker_window(&unlimited, &history, Millis::from_secs(100)),
+            5
+        );
+        assert_eq!(
+            tracker_window(&unlimited, &history[..3], Millis::from_secs(100)),
+            3
+        );
+        let mut limited = unlimited;
+        limited.unlimited = false;
+        limited.attempts = 3;
+        limited.interval = Millis::from_secs(10);
+        // Within 10s of 100s: the entries at 90..=99, capped at max(3, 5).
+        assert_eq!(
+            tracker_window(&limited, &history, Millis::from_secs(100)),
+            5
+        );
+        assert_eq!(
+            tracker_window(&limited, &history, Millis::from_secs(200)),
+            2
+        );
     }
 }

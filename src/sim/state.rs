@@ -204,9 +204,13 @@ pub struct Alloc {
     pub claim_deadline: Millis,
     pub failed_at: Millis,
     /// Delays of the reschedules that led to this allocation, oldest first,
-    /// with the time each happened: Nomad's reschedule tracker.
+    /// with the time each happened: Nomad's reschedule tracker, kept to its
+    /// window (`reschedule::tracker_window`), so at most
+    /// max(attempts, 5) entries. Moved, not copied, to a replacement.
     pub reschedule_history: Vec<(Millis, Millis)>,
-    /// Nodes this allocation's predecessors failed on (reschedule penalty).
+    /// The node each reschedule in `reschedule_history` moved away from
+    /// (Nomad's RescheduleEvent.PrevNodeID), parallel to it: with the
+    /// allocation's own node, the nodes a rescheduled replacement avoids.
     pub penalty_nodes: Vec<NodeId>,
     /// When the delayed evaluation that will reschedule this allocation
     /// runs (Nomad's FollowupEvalID), if one is scheduled.

@@ -1,0 +1,152 @@
+//! The one way plansim reads a file: every input (scenario, experiment,
+//! results given to `diff`, sweep journals) goes through [`read_limited`],
+//! so none can be a FIFO that blocks forever, a device that never ends
+//! (`/dev/zero`) or a file larger than its limit.
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::path::Path;
+
+/// Largest results file (`summary.csv`) `diff` reads, in bytes: 16 MiB is
+/// about 100,000 rows, and two of them parsed fit well within 1 GiB.
+pub const MAX_RESULTS_BYTES: u64 = 16 * 1024 * 1024;
+/// Largest sweep journal read back, in bytes (MAX_RUNS lines of a few hundred bytes).
+pub const MAX_JOURNAL_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Why a read failed: the file is missing (callers may treat that as "no
+/// file yet"), or any other problem, already worded for the user.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ReadError {
+    NotFound,
+    Refused(String),
+}
+
+impl ReadError {
+    /// The message, with a missing file worded like any other problem.
+    pub fn message(self) -> String {
+        match self {
+            ReadError::NotFound => "cannot read: no such file or directory".to_string(),
+            ReadError::Refused(message) => message,
+        }
+    }
+}
+
+/// Reads at most `limit` bytes of the regular file at `path` (symlinks to
+/// one are followed). Anything else is refused by its metadata before a
+/// byte is read: a directory, a FIFO, a socket, a device. The file is
+/// opened without blocking (a FIFO swapped in after the check cannot hang
+/// the open) and checked again through the open handle, then read with
+/// `take(limit + 1)` so a file that grows while being read is still caught.
+/// `limit_name` names the limit in the message (e.g. `MAX_FILE_BYTES`).
+pub fn read_limited(path: &Path, limit: u64, limit_name: &str) -> Result<Vec<u8>, ReadError> {
+    let metadata = std::fs::metadata(path).map_err(open_error)?;
+    check_kind(&metadata)?;
+    let file = open_nonblocking(path).map_err(open_error)?;
+    check_kind(&file.metadata().map_err(open_error)?)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| ReadError::Refused(format!("cannot read: {err}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::Refused(format!(
+            "file is larger than the limit of {} ({limit_name})",
+            human_bytes(limit)
+        )));
+    }
+    Ok(bytes)
+}
+
+/// As [`read_limited`], for text: the bytes must be UTF-8.
+pub fn read_text_limited(path: &Path, limit: u64, limit_name: &str) -> Result<String, ReadError> {
+    let bytes = read_limited(path, limit, limit_name)?;
+    String::from_utf8(bytes).map_err(|err| {
+        ReadError::Refused(format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            err.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+fn open_error(err: std::io::Error) -> ReadError {
+    if err.kind() == std::io::ErrorKind::NotFound {
+        ReadError::NotFound
+    } else {
+        ReadError::Refused(format!("cannot read: {err}"))
+    }
+}
+
+fn check_kind(metadata: &std::fs::Metadata) -> Result<(), ReadError> {
+    if metadata.is_file() {
+        return Ok(());
+    }
+    let kind = if metadata.is_dir() {
+        "a directory"
+    } else {
+        "a FIFO, socket or device"
+    };
+    Err(ReadError::Refused(format!(
+        "cannot read: this is {kind}, not a regular file"
+    )))
+}
+
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new().read(true).open(path)
+}
+
+/// `16 MiB`, `512 KiB`, `100 bytes`.
+pub fn human_bytes(bytes: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_directories_devices_and_large_files() {
+        let dir = std::env::temp_dir().join(format!("plansim-fsio-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(
+            read_limited(&dir, 10, "LIMIT").unwrap_err().message(),
+            "cannot read: this is a directory, not a regular file"
+        );
+        if Path::new("/dev/zero").exists() {
+            assert_eq!(
+                read_limited(Path::new("/dev/zero"), 10, "LIMIT")
+                    .unwrap_err()
+                    .message(),
+                "cannot read: this is a FIFO, socket or device, not a regular file"
+            );
+        }
+        let file = dir.join("big");
+        std::fs::write(&file, [b'x'; 11]).unwrap();
+        assert_eq!(
+            read_limited(&file, 10, "LIMIT").unwrap_err().message(),
+            "file is larger than the limit of 10 bytes (LIMIT)"
+        );
+        assert_eq!(read_limited(&file, 11, "LIMIT").unwrap().len(), 11);
+        assert_eq!(
+            read_limited(&dir.join("absent"), 10, "LIMIT").unwrap_err(),
+            ReadError::NotFound
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,151 @@
+//! Zero-time loops: with every latency and a reschedule delay at 0s, a
+//! failing allocation can be replaced, fail and be replaced again without
+//! simulated time ever advancing, and each turn allocates. The run loop
+//! counts the queue entries handled at one instant; past a bound that
+//! scales with the scenario, the run stops (exit 2) naming the job and the
+//! zero delays that let it loop.
+
+use super::{Event, Simulation};
+use crate::model::ids::JobId;
+use crate::model::time::Millis;
+
+/// Queue entries one instant may hold beyond what the scenario's size
+/// explains (MAX_EVENTS_PER_INSTANT): a bound that no finite amount of
+/// work at one instant reaches, but that stops a loop within about a second
+/// and well within 1 GiB.
+pub const MAX_EVENTS_PER_INSTANT: u64 = 1_000_000;
+
+/// Most allocations one run may place (MAX_PLACEMENTS_PER_RUN). A finished
+/// allocation keeps a fixed-size record (about 160 bytes), so this bounds
+/// what replacements that never stop (a reschedule churn over a long
+/// horizon) can cost: about 320 MB. The largest accepted scenario places
+/// MAX_ALLOCATIONS (1,000,000) once.
+pub const MAX_PLACEMENTS_PER_RUN: usize = 2_000_000;
+
+/// Most trace rows one run keeps in memory (MAX_TRACE_ROWS, with
+/// `--trace`): a run whose trace would be longer stops (exit 2) rather than
+/// holding an unbounded log; about 100 bytes a row, plus its CSV.
+pub const MAX_TRACE_ROWS: usize = 1_000_000;
+
+/// Entries per desired allocation, job and timeline event that one instant
+/// may legitimately need (place, pull, claim, publish, run, a few retries).
+const ENTRIES_PER_ITEM: u64 = 16;
+
+impl Simulation<'_> {
+    /// How many queue entries one instant may hold before the run is
+    /// called a loop.
+    pub(super) fn instant_limit(&self) -> u64 {
+        let scenario = self.scenario;
+        let allocations: u64 = scenario
+            .jobs
+            .iter()
+            .flat_map(|job| job.groups.iter())
+            .map(|group| u64::from(group.count))
+            .sum();
+        let items = allocations + (scenario.jobs.len() + scenario.events.len()) as u64;
+        MAX_EVENTS_PER_INSTANT.saturating_add(items.saturating_mul(ENTRIES_PER_ITEM))
+    }
+
+    /// The message of a run stopped because time stood still at `now`.
+    pub(super) fn describe_stall(&self, event: Event, handled: u64) -> String {
+        let scenario = self.scenario;
+        let job = self.event_job(event);
+        let cluster = &scenario.cluster;
+        let mut zero: Vec<String> = [
+            ("cluster.scheduler_latency", cluster.scheduler_latency),
+            ("cluster.pull_delay", cluster.pull_delay),
+            ("cluster.node_detach_latency", cluster.node_detach_latency),
+            (
+                "cluster.controller_detach_latency",
+                cluster.controller_detach_latency,
+            ),
+            ("cluster.claim_free_latency", cluster.claim_free_latency),
+        ]
+        .into_iter()
+        .filter(|&(_, delay)| delay == Millis::ZERO)
+        .map(|(name, _)| name.to_string())
+        .collect();
+        zero.extend(
+            scenario
+                .plugins
+                .iter()
+                .filter(|plugin| plugin.publish_latency == Millis::ZERO)
+                .map(|plugin| format!("plugins[{}].publish_latency", plugin.name)),
+        );
+        let job_name = job.map(|job| scenario.jobs[job.index()].name.as_str());
+        for spec in scenario
+            .jobs
+            .iter()
+            .filter(|spec| job_name.is_none_or(|name| name == spec.name))
+        {
+            for group in &spec.groups {
+                if group.reschedule.delay == Millis::ZERO {
+                    zero.push(format!(
+                        "jobs[{}].groups[{}].reschedule.delay",
+                        spec.name, group.name
+                    ));
+                }
+            }
+        }
+        let culprit = match job_name {
+            Some(name) => format!("job \"{name}\" loops"),
+            None => "the scenario loops".to_string(),
+        };
+        let delays = if zero.is_empty() {
+            "no delay is 0s, yet time does not advance".to_string()
+        } else {
+            format!("these delays are 0s: {}", zero.join(", "))
+        };
+        format!(
+            "simulated time stopped advancing at {}s: {handled} events happened at that instant (MAX_EVENTS_PER_INSTANT); {culprit} without time passing ({delays}); give the loop's delays a duration above 0s",
+            self.now()
+        )
+    }
+
+    /// The message of a run stopped at MAX_PLACEMENTS_PER_RUN: which job's
+    /// allocations keep being replaced.
+    pub(super) fn describe_churn(&self) -> String {
+        let mut per_job: std::collections::BTreeMap<JobId, u64> = Default::default();
+        for alloc in &self.allocs {
+            *per_job.entry(alloc.group.job).or_default() += 1;
+        }
+        let (job, placed) = per_job
+            .into_iter()
+            .max_by_key(|&(job, placed)| (placed, std::cmp::Reverse(job)))
+            .unwrap_or((JobId::from_index(0), 0));
+        format!(
+            "stopped after placing {} allocations at {}s of {}s (MAX_PLACEMENTS_PER_RUN): job \"{}\" alone placed {placed}, its allocations are replaced over and over; lengthen its reschedule delay, limit its attempts, or shorten the horizon",
+            self.allocs.len(),
+            self.now(),
+            self.scenario.horizon,
+            self.scenario.jobs[job.index()].name
+        )
+    }
+
+    /// The message of a traced run stopped at MAX_TRACE_ROWS.
+    pub(super) fn describe_long_trace(&self) -> String {
+        format!(
+            "stopped at {}s of {}s: the trace reached {MAX_TRACE_ROWS} rows (MAX_TRACE_ROWS); run without --trace, or trace a shorter horizon",
+            self.now(),
+            self.scenario.horizon
+        )
+    }
+
+    /// The job an event is about, if any.
+    fn event_job(&self, event: Event) -> Option<JobId> {
+        let alloc_job =
+            |alloc: crate::model::ids::AllocId| Some(self.allocs[alloc.index()].group.job);
+        match event {
+            Event::JobSubmit(job) | Event::RescheduleDue(job) => Some(job),
+            Event::PlanSubmit { worker } => self.workers[worker].as_ref().map(|plan| plan.job),
+            Event::AllocPulled(alloc)
+            | Event::ClaimAttempt(alloc)
+            | Event::PublishDone(alloc)
+            | Event::TaskComplete(alloc)
+            | Event::NodeDetach(alloc, _)
+            | Event::ControllerDetach(alloc, _)
+            | Event::ClaimFreed(alloc, _) => alloc_job(alloc),
+            Event::Timeline(_) | Event::ClaimGc | Event::UnblockFailed => None,
+        }
+    }
+}
