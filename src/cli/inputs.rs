@@ -6,21 +6,19 @@ use std::path::{Path, PathBuf};
 use crate::model::scenario::Scenario;
 use crate::scenario::{LoadError, load_file_with_warnings};
 
-/// Expands each path: a directory stands for its `*.yaml` and `*.yml` files, sorted.
+/// How deep `scenario_files` looks below a directory given on the command line.
+const MAX_DIR_DEPTH: usize = 8;
+
+/// Expands each path: a directory stands for every `*.yaml` and `*.yml`
+/// file in it and in its subdirectories (sorted by path; hidden and
+/// symlinked directories are skipped, at most MAX_DIR_DEPTH levels down),
+/// so `plansim run scenarios/` also runs `scenarios/nomad/`.
 pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let entries = std::fs::read_dir(path)
-                .map_err(|err| format!("{}: cannot read directory: {err}", path.display()))?;
-            let mut found: Vec<PathBuf> = entries
-                .filter_map(Result::ok)
-                .map(|entry| entry.path())
-                .filter(|p| {
-                    p.is_file()
-                        && matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
-                })
-                .collect();
+            let mut found = Vec::new();
+            yaml_files_below(path, 0, &mut found)?;
             found.sort();
             if found.is_empty() {
                 return Err(format!(
@@ -36,6 +34,26 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
         }
     }
     Ok(files)
+}
+
+fn yaml_files_below(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|err| format!("{}: cannot read directory: {err}", dir.display()))?;
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if kind.is_dir() && !hidden && depth < MAX_DIR_DEPTH {
+            yaml_files_below(&path, depth + 1, found)?;
+        } else if path.is_file()
+            && matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
+        {
+            found.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// Loads every file, reporting every bad one (not just the first).
