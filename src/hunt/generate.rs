@@ -352,3 +352,56 @@ fn event(rng: &mut HuntRng, horizon: Millis, nodes: &[NodeSpec], jobs: &[JobSpec
     };
     TimedEvent { at, action }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The generator makes the inputs the pinned releases added: volumes
+    /// listing capabilities, requests naming their modes (a few without,
+    /// which registration refuses), and GC settings short enough to act.
+    #[test]
+    fn generates_capabilities_request_modes_and_short_gc_settings() {
+        let scenarios: Vec<Scenario> = (0..300).map(|i| generate(1, i)).collect();
+        let volumes = || scenarios.iter().flat_map(|s| s.volumes.iter());
+        let requests = || {
+            scenarios
+                .iter()
+                .flat_map(|s| s.jobs.iter().flat_map(|j| j.groups.iter()))
+                .flat_map(|g| g.volumes.iter())
+        };
+        assert!(volumes().any(|v| v.shorthand.is_none() && v.capabilities.len() >= 2));
+        assert!(volumes().any(|v| v.shorthand.is_some()));
+        assert!(requests().any(|r| r.access_mode.is_some()));
+        assert!(requests().any(|r| r.attachment_mode == Some(AttachmentMode::BlockDevice)));
+        let defaults = ClusterConfig::default();
+        assert!(scenarios.iter().any(|s| {
+            s.cluster.node_gc_threshold < s.horizon
+                && s.cluster.csi_volume_claim_gc_interval < defaults.csi_volume_claim_gc_interval
+        }));
+        // Mostly valid: most requests on a capability volume name a mode.
+        let on_capabilities: Vec<_> = scenarios
+            .iter()
+            .flat_map(|s| {
+                s.jobs
+                    .iter()
+                    .flat_map(|j| j.groups.iter())
+                    .flat_map(|g| g.volumes.iter())
+                    .filter_map(move |r| match r.source {
+                        VolumeSource::Shared(v) => Some((r, &s.volumes[v.index()])),
+                        VolumeSource::PerAlloc { .. } => None,
+                    })
+            })
+            .filter(|(_, v)| v.shorthand.is_none())
+            .collect();
+        let named = on_capabilities
+            .iter()
+            .filter(|(r, _)| r.access_mode.is_some())
+            .count();
+        assert!(
+            named * 10 > on_capabilities.len() * 8,
+            "{named} of {}",
+            on_capabilities.len()
+        );
+    }
+}

@@ -5,14 +5,14 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use crate::model::expect::Expectation;
+use super::release::{ClaimLife, Path, Releases};
 use crate::model::access::{AccessMode, ClaimMode};
-use crate::model::scenario::VolumeSource;
+use crate::model::expect::Expectation;
 use crate::model::ids::{GroupRef, JobId, NodeId, VolumeId};
 use crate::model::metrics::Metrics;
 use crate::model::policy::{NomadVersion, Policy};
-use super::release::{ClaimLife, Path, Releases};
 use crate::model::scenario::Scenario;
+use crate::model::scenario::VolumeSource;
 use crate::model::time::Millis;
 use crate::sim::trace::{TraceKind, TraceRecord};
 use crate::sim::{RunOptions, simulate};
@@ -422,7 +422,9 @@ fn claim_lives(trace: &[TraceRecord]) -> (Vec<ClaimLife>, Vec<AllocKey>) {
         match record.kind {
             TraceKind::ClaimGranted => {
                 if let Some(volume) = record.volume {
-                    open.entry((key, volume)).or_default().push_back(claims.len());
+                    open.entry((key, volume))
+                        .or_default()
+                        .push_back(claims.len());
                     owners.push(key);
                     claims.push(ClaimLife {
                         node,
