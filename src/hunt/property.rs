@@ -65,7 +65,7 @@ impl Property {
                 "when naive reaches full placement without a violation (nor an attach beyond max_volumes), plan-aware reaches it too, no later than the hand-offs of volumes it waited for explain (per claim freed: the time its release took, the client's unpublish or a down node's claim GC, then three evaluations, the pull and the publishes), unless validate, the same Nomad release without the fix, is as slow"
             }
             Property::ValidateCatches => {
-                "whenever naive lets two allocations of one group share a volume beyond its access mode, validate rejected that job at registration"
+                "whenever naive lets two allocations of one group share a volume beyond the access mode their request names (one registration refuses for count > 1), validate rejected that job at registration"
             }
             Property::Expect => {
                 "the scenario's own expect block still holds when it is mutated (needs --from)"

@@ -168,10 +168,9 @@ impl<'s> Releases<'s> {
     fn down_since(&self, node: NodeId, t: Millis) -> Millis {
         self.changes(node)
             .iter()
-            .filter(|&&(at, up)| !up && at <= t)
-            .map(|&(at, _)| at)
-            .last()
-            .unwrap_or(Millis::ZERO)
+            .rev()
+            .find(|&&(at, up)| !up && at <= t)
+            .map_or(Millis::ZERO, |&(at, _)| at)
     }
 
     /// The last modification of `volume` at or before `t`.
