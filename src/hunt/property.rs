@@ -11,8 +11,7 @@ use crate::model::expect::Expectation;
 use crate::model::ids::{GroupRef, JobId, NodeId, VolumeId};
 use crate::model::metrics::Metrics;
 use crate::model::policy::{NomadVersion, Policy};
-use crate::model::scenario::Scenario;
-use crate::model::scenario::VolumeSource;
+use crate::model::scenario::{Scenario, VolumeSource};
 use crate::model::time::Millis;
 use crate::sim::trace::{TraceKind, TraceRecord};
 use crate::sim::{RunOptions, simulate};
@@ -662,6 +661,29 @@ mod tests {
         assert_eq!(deadline(NomadVersion::V1_2_6, 721_000), (None, node_gc));
         assert_eq!(deadline(NomadVersion::V1_2_6, 700_000), (None, None));
         assert_eq!(deadline(NomadVersion::V1_2_6, 800_000), (node_gc, node_gc));
+    }
+
+    /// validate-catches holds validate to what registration can see: the
+    /// mode the group's request names, not the mode another job's first
+    /// claim set.
+    #[test]
+    fn registration_sees_the_requests_mode() {
+        let mut scenario = crate::scenario::load_str(
+            "nodes: [{id: n, csi_plugins: [{id: p}]}]\n\
+             plugins: [{id: p, enforces_access_mode: true}]\n\
+             volumes: [{id: v, plugin_id: p, capabilities: [{access_mode: single-node-writer, attachment_mode: file-system}, {access_mode: multi-node-multi-writer, attachment_mode: file-system}]}]\n\
+             jobs:\n  - id: j\n    groups:\n      - name: g\n        count: 2\n        volumes:\n          v0: {type: csi, source: v, access_mode: multi-node-multi-writer}\n        tasks: [{name: t}]\n",
+            "t.yaml",
+            "t",
+        )
+        .unwrap();
+        let group = GroupRef::new(JobId(0), 0);
+        assert_eq!(registration_sees(&scenario, group, VolumeId(0)), None);
+        scenario.jobs[0].groups[0].volumes[0].access_mode = Some(AccessMode::SingleNodeWriter);
+        assert_eq!(
+            registration_sees(&scenario, group, VolumeId(0)),
+            Some(AccessMode::SingleNodeWriter)
+        );
     }
 
     #[test]
