@@ -108,6 +108,12 @@ fn one_and_two_threads_find_and_shrink_the_same_files() {
         "{}",
         stdouts[0]
     );
+    // A down node's claim waits for the claim GC or the node GC: not lost.
+    assert!(
+        stdouts[0].contains("no-lost-claims              held"),
+        "{}",
+        stdouts[0]
+    );
     let files = [common::files_under(&dirs[0]), common::files_under(&dirs[1])];
     assert_eq!(files[0], files[1], "byte-identical findings");
     assert!(

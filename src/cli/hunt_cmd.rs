@@ -15,27 +15,27 @@ use crate::model::time::{Millis, parse_duration};
 use crate::report::atomic::write_atomic;
 use crate::scenario::load_file;
 
-/// The properties, one per line, for `--help`.
+/// The properties, one per line, for `--help` (the long help of
+/// `--property`: the subcommand's own `after_help` is set in `cli/mod.rs`).
 fn properties_help() -> String {
-    let mut text =
-        String::from("Properties (--property; default: all of them, `expect` only with --from):\n");
+    let mut text = String::from(
+        "A property to check (repeatable; default: all of them, `expect` only with --from):\n",
+    );
     for p in Property::ALL {
         text.push_str(&format!("  {:<27} {}\n", p.name(), p.help()));
     }
     text.push_str(
-        "\nA budget in runs (--budget 100000) is reproducible: the same --seed finds and shrinks \
+        "A budget in runs (--budget 100000) is reproducible: the same --seed finds and shrinks \
          the same scenarios for any --jobs. A DURATION budget (--budget 5m) stops on the wall \
-         clock, so how far it gets depends on the machine.\n\
-         Exit codes: 0 every property held, 1 a property failed (minimal scenarios in --out), 2 bad input.",
+         clock, so how far it gets depends on the machine.",
     );
     text
 }
 
 #[derive(Args, Debug)]
-#[command(after_help = properties_help())]
 pub struct HuntArgs {
-    /// A property to check (repeatable); see the list below.
-    #[arg(long = "property", value_name = "NAME", value_parser = parse_property)]
+    /// A property to check (repeatable); `--help` lists them.
+    #[arg(long = "property", value_name = "NAME", value_parser = parse_property, long_help = properties_help())]
     properties: Vec<Property>,
     /// Seed of the generator (or of the mutations with --from).
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -47,7 +47,7 @@ pub struct HuntArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
     /// Where the minimal scenarios go, one file per failed property (default: hunt-<seed>).
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'o', long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Mutate this scenario instead of generating new ones (mutant 0 is the file itself).
     #[arg(long, value_name = "SCENARIO")]

@@ -4,10 +4,11 @@
 //! the thread count.
 //!
 //! It aims at the places the policies differ: single-node volumes shared by
-//! `count > 1` or by several jobs, `per_alloc` families, enforcing and toy
+//! `count > 1` or by several jobs, `per_alloc` families, volumes listing
+//! capabilities and requests naming their modes, enforcing and toy
 //! plugins, `max_volumes`, reschedule policies, and timelines of scale,
 //! drain, node down/up, plugin health and stop events, with one or two
-//! scheduler workers.
+//! scheduler workers, and claim GC and node GC settings small enough to act.
 
 use std::collections::BTreeMap;
 
@@ -47,12 +48,13 @@ pub fn generate(seed: u64, index: u64) -> Scenario {
 
     let mut volumes = Vec::new();
     for i in 0..rng.range(1, 3) {
-        volumes.push(VolumeSpec::with_shorthand(
-            format!("vol{i}"),
-            PluginId::from_index(rng.index(plugins.len())),
-            access_mode(rng),
-            AttachmentMode::FileSystem,
-        ));
+        let name = format!("vol{i}");
+        let plugin = PluginId::from_index(rng.index(plugins.len()));
+        volumes.push(if rng.chance(30) {
+            capability_volume(rng, name, plugin)
+        } else {
+            VolumeSpec::with_shorthand(name, plugin, access_mode(rng), AttachmentMode::FileSystem)
+        });
     }
     // A `per_alloc` family disk[0], disk[1], ... (possibly too short for
     // the group's count: Nomad's "missing CSI volume" case).
@@ -115,7 +117,74 @@ fn cluster(rng: &mut HuntRng) -> ClusterConfig {
         cluster.controller_detach_latency = Millis(rng.range(0, 50) * 100);
         cluster.claim_free_latency = Millis(rng.range(0, 10) * 100);
     }
+    // Nomad's GC settings, small enough to act within a horizon: the claim
+    // GC frees a down node's claims (2.0.5), the node GC lets 1.2.6 free
+    // them at all (its default, 24h, is past every generated horizon).
+    if rng.chance(50) {
+        let minutes = |rng: &mut HuntRng, choices: &[u64]| {
+            Millis::from_secs(60 * choices[rng.index(choices.len())])
+        };
+        cluster.csi_volume_claim_gc_interval = minutes(rng, &[1, 2, 5]);
+        cluster.csi_volume_claim_gc_threshold = minutes(rng, &[0, 1, 5]);
+        cluster.node_gc_threshold = minutes(rng, &[2, 5, 10, 30]);
+        cluster.node_gc_interval = minutes(rng, &[1, 5]);
+    }
     cluster
+}
+
+/// A volume that lists two or three capabilities (Nomad's `capability`
+/// blocks), now and then one of them block-device. No shorthand: every
+/// request must name its access mode (Nomad >= 1.1).
+fn capability_volume(rng: &mut HuntRng, name: String, plugin: PluginId) -> VolumeSpec {
+    let mut capabilities: Vec<Capability> = Vec::new();
+    for _ in 0..rng.range(2, 3) {
+        let capability = Capability {
+            access_mode: access_mode(rng),
+            attachment_mode: if rng.chance(10) {
+                AttachmentMode::BlockDevice
+            } else {
+                AttachmentMode::FileSystem
+            },
+        };
+        if !capabilities.contains(&capability) {
+            capabilities.push(capability);
+        }
+    }
+    VolumeSpec {
+        name,
+        plugin,
+        capabilities,
+        shorthand: None,
+        attachment_mode: AttachmentMode::FileSystem,
+        topologies: Vec::new(),
+    }
+}
+
+/// A request's own `access_mode` and `attachment_mode`. Mostly valid: on a
+/// volume listing capabilities, one of them (a request without an access
+/// mode is refused at registration by every pinned release, "CSI volumes
+/// must have an access mode", 1 in 20); on a shorthand volume, usually
+/// none (the shorthand stands in), sometimes the shorthand's or another.
+fn request_modes(
+    rng: &mut HuntRng,
+    volume: &VolumeSpec,
+) -> (Option<AccessMode>, Option<AttachmentMode>) {
+    if volume.shorthand.is_some() {
+        return match rng.weighted(&[80, 15, 5]) {
+            0 => (None, None),
+            1 => (volume.shorthand, None),
+            _ => (Some(access_mode(rng)), None),
+        };
+    }
+    if rng.chance(5) {
+        return (None, None);
+    }
+    let capability = volume.capabilities[rng.index(volume.capabilities.len())];
+    let attachment = match capability.attachment_mode {
+        AttachmentMode::BlockDevice => Some(AttachmentMode::BlockDevice),
+        AttachmentMode::FileSystem => rng.chance(20).then_some(AttachmentMode::FileSystem),
+    };
+    (Some(capability.access_mode), attachment)
 }
 
 fn node(rng: &mut HuntRng, i: usize, plugins: usize) -> NodeSpec {
@@ -196,21 +265,19 @@ fn group(
     let requests = rng.weighted(&[10, 75, 15]);
     let mut requested = Vec::new();
     for r in 0..requests {
-        let (source, mode) = if family && rng.chance(30) {
-            let mode = volumes[shared].nominal_access_mode();
+        let (source, volume) = if family && rng.chance(30) {
             (
                 VolumeSource::PerAlloc {
                     base: "disk".to_string(),
                 },
-                mode,
+                &volumes[shared],
             )
         } else {
             let v = rng.index(shared);
-            (
-                VolumeSource::Shared(VolumeId::from_index(v)),
-                volumes[v].nominal_access_mode(),
-            )
+            (VolumeSource::Shared(VolumeId::from_index(v)), &volumes[v])
         };
+        let (access_mode, attachment_mode) = request_modes(rng, volume);
+        let mode = access_mode.unwrap_or_else(|| volume.nominal_access_mode());
         // Mostly legal requests: read-only on reader-only volumes.
         let read_only = if mode.allows_writers() {
             rng.chance(40)
@@ -221,8 +288,8 @@ fn group(
             alias: format!("v{r}"),
             source,
             mode: ClaimMode::from_read_only(read_only),
-            access_mode: None,
-            attachment_mode: None,
+            access_mode,
+            attachment_mode,
         });
     }
     let mut reschedule = ReschedulePolicy::default_for(kind);
@@ -284,4 +351,57 @@ fn event(rng: &mut HuntRng, horizon: Millis, nodes: &[NodeSpec], jobs: &[JobSpec
         _ => TimelineAction::StopJob(job),
     };
     TimedEvent { at, action }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The generator makes the inputs the pinned releases added: volumes
+    /// listing capabilities, requests naming their modes (a few without,
+    /// which registration refuses), and GC settings short enough to act.
+    #[test]
+    fn generates_capabilities_request_modes_and_short_gc_settings() {
+        let scenarios: Vec<Scenario> = (0..300).map(|i| generate(1, i)).collect();
+        let volumes = || scenarios.iter().flat_map(|s| s.volumes.iter());
+        let requests = || {
+            scenarios
+                .iter()
+                .flat_map(|s| s.jobs.iter().flat_map(|j| j.groups.iter()))
+                .flat_map(|g| g.volumes.iter())
+        };
+        assert!(volumes().any(|v| v.shorthand.is_none() && v.capabilities.len() >= 2));
+        assert!(volumes().any(|v| v.shorthand.is_some()));
+        assert!(requests().any(|r| r.access_mode.is_some()));
+        assert!(requests().any(|r| r.attachment_mode == Some(AttachmentMode::BlockDevice)));
+        let defaults = ClusterConfig::default();
+        assert!(scenarios.iter().any(|s| {
+            s.cluster.node_gc_threshold < s.horizon
+                && s.cluster.csi_volume_claim_gc_interval < defaults.csi_volume_claim_gc_interval
+        }));
+        // Mostly valid: most requests on a capability volume name a mode.
+        let on_capabilities: Vec<_> = scenarios
+            .iter()
+            .flat_map(|s| {
+                s.jobs
+                    .iter()
+                    .flat_map(|j| j.groups.iter())
+                    .flat_map(|g| g.volumes.iter())
+                    .filter_map(move |r| match r.source {
+                        VolumeSource::Shared(v) => Some((r, &s.volumes[v.index()])),
+                        VolumeSource::PerAlloc { .. } => None,
+                    })
+            })
+            .filter(|(_, v)| v.shorthand.is_none())
+            .collect();
+        let named = on_capabilities
+            .iter()
+            .filter(|(r, _)| r.access_mode.is_some())
+            .count();
+        assert!(
+            named * 10 > on_capabilities.len() * 8,
+            "{named} of {}",
+            on_capabilities.len()
+        );
+    }
 }

@@ -6,6 +6,7 @@
 //!   straight into the model);
 //! - `mutate.rs`: mutants of a given scenario (`--from`);
 //! - `property.rs`: the properties, checked on the public run API;
+//! - `release.rs`: when the pinned release must have freed a claim;
 //! - `shrink.rs`: delta debugging to a fixpoint;
 //! - `report.rs`: the YAML a finding is written as, with its header.
 //!
@@ -17,6 +18,7 @@
 pub mod generate;
 pub mod mutate;
 pub mod property;
+mod release;
 pub mod report;
 mod rng;
 pub mod shrink;

@@ -1,7 +1,8 @@
 //! Delta debugging on the resolved model: try one simplification at a time
 //! (drop a job, node, event, volume, plugin, group or volume request; lower
-//! a count; shorten the horizon and the latencies; reset a field to its
-//! default; give everything short names), keep it when the property still
+//! a count; shorten the horizon and the latencies; reset a field, a GC
+//! setting, a request's modes or a volume's capabilities to the default or
+//! the first; give everything short names), keep it when the property still
 //! fails the same way, and repeat until a whole pass changes nothing.
 //!
 //! Deterministic: the simplifications are tried in a fixed order and the
@@ -94,6 +95,9 @@ enum Op {
     DefaultNodePlugin(usize, usize),
     DefaultNodeResources(usize),
     DefaultGroupResources(usize, usize),
+    DefaultGc(usize),
+    NoRequestModes(usize, usize, usize),
+    FirstCapability(usize),
     ShortNames,
 }
 
@@ -136,6 +140,13 @@ fn operations(s: &Scenario) -> Vec<Op> {
         ops.extend((0..node.csi_plugins.len()).map(|k| Op::DefaultNodePlugin(n, k)));
         ops.push(Op::DefaultNodeResources(n));
     }
+    ops.extend((0..GC_SETTINGS).map(Op::DefaultGc));
+    for (j, job) in s.jobs.iter().enumerate() {
+        for (g, group) in job.groups.iter().enumerate() {
+            ops.extend((0..group.volumes.len()).map(|r| Op::NoRequestModes(j, g, r)));
+        }
+    }
+    ops.extend((0..s.volumes.len()).map(Op::FirstCapability));
     ops.push(Op::ShortNames);
     ops
 }
@@ -150,6 +161,20 @@ pub(super) fn latency(cluster: &mut ClusterConfig, which: usize) -> &mut Millis 
         2 => &mut cluster.node_detach_latency,
         3 => &mut cluster.controller_detach_latency,
         _ => &mut cluster.claim_free_latency,
+    }
+}
+
+/// Nomad's GC settings a shrink resets to their defaults (not shortened:
+/// an interval must stay positive, and the defaults are what a reader
+/// knows), in `Op::DefaultGc` order.
+const GC_SETTINGS: usize = 4;
+
+fn gc_setting(cluster: &mut ClusterConfig, which: usize) -> &mut Millis {
+    match which {
+        0 => &mut cluster.csi_volume_claim_gc_interval,
+        1 => &mut cluster.csi_volume_claim_gc_threshold,
+        2 => &mut cluster.node_gc_threshold,
+        _ => &mut cluster.node_gc_interval,
     }
 }
 
@@ -265,6 +290,28 @@ fn apply(s: &Scenario, op: &Op) -> Option<Scenario> {
                 return None;
             }
             (group.cpu, group.memory) = (100, 300);
+        }
+        Op::DefaultGc(which) => {
+            let default = *gc_setting(&mut ClusterConfig::default(), which);
+            let slot = gc_setting(&mut t.cluster, which);
+            if *slot == default {
+                return None;
+            }
+            *slot = default;
+        }
+        Op::NoRequestModes(j, g, r) => {
+            let request = &mut t.jobs[j].groups[g].volumes[r];
+            if (request.access_mode, request.attachment_mode) == (None, None) {
+                return None;
+            }
+            (request.access_mode, request.attachment_mode) = (None, None);
+        }
+        Op::FirstCapability(v) => {
+            let volume = &mut t.volumes[v];
+            if volume.capabilities.len() <= 1 {
+                return None;
+            }
+            volume.capabilities.truncate(1);
         }
         Op::ShortNames => {
             if !short_names(&mut t) {
