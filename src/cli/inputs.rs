@@ -127,14 +127,11 @@ const SCENARIO_KEYS: [&str; 8] = [
 /// in column 0 with `key:`), enough to tell the two kinds of file apart
 /// before either loader runs. A file it cannot read is `Unknown`.
 pub fn file_kind(path: &Path) -> FileKind {
-    use std::io::Read;
-    let mut text = String::new();
+    // The one size-limited reader: a FIFO or device is refused unread.
     let limit = crate::scenario::limits::MAX_FILE_BYTES as u64;
-    let read =
-        std::fs::File::open(path).and_then(|file| file.take(limit).read_to_string(&mut text));
-    if read.is_err() {
+    let Ok(text) = crate::fsio::read_text_limited(path, limit, "MAX_FILE_BYTES") else {
         return FileKind::Unknown;
-    }
+    };
     let keys: Vec<&str> = text
         .lines()
         .filter(|line| !line.starts_with([' ', '\t', '#', '-']))

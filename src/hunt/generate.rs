@@ -81,6 +81,12 @@ pub fn generate(seed: u64, index: u64) -> Scenario {
     let mut events: Vec<TimedEvent> = (0..rng.weighted(&[25, 40, 20, 15]))
         .map(|_| event(rng, horizon, &nodes, &jobs))
         .collect();
+    // An event about a job comes after its submission, as a file must say.
+    for event in &mut events {
+        if let Some(job) = event.action.job() {
+            event.at = event.at.max(jobs[job.index()].submit_at + Millis::from_secs(1));
+        }
+    }
     // Stable: equal times keep their draw order, as a file would.
     events.sort_by_key(|e| e.at);
 

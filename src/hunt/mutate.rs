@@ -109,11 +109,19 @@ pub fn apply(base: &Scenario, mutations: &[Mutation]) -> Scenario {
                 copy.name = format!("{}-copy{k}", copy.name);
                 s.nodes.push(copy);
             }
+            // A move that would put an event about a job at or before its
+            // submission is left out: no file can say it.
             Mutation::EventAt { event, at } if event < s.events.len() && at <= s.horizon => {
-                s.events[event].at = at;
+                let before = std::mem::replace(&mut s.events[event].at, at);
+                if !s.events_follow_submissions() {
+                    s.events[event].at = before;
+                }
             }
             Mutation::SubmitAt { job, at } if job < s.jobs.len() && at <= s.horizon => {
-                s.jobs[job].submit_at = at;
+                let before = std::mem::replace(&mut s.jobs[job].submit_at, at);
+                if !s.events_follow_submissions() {
+                    s.jobs[job].submit_at = before;
+                }
             }
             Mutation::Timing { which, value } => {
                 *super::shrink::latency(&mut s.cluster, which) = value;

@@ -319,7 +319,8 @@ fn apply(s: &Scenario, op: &Op) -> Option<Scenario> {
             }
         }
     }
-    Some(t)
+    // Only what a file can say: an event about a job after its submission.
+    t.events_follow_submissions().then_some(t)
 }
 
 fn remove_job(s: &mut Scenario, j: usize) {

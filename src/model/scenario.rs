@@ -31,6 +31,21 @@ pub struct Scenario {
     pub initial_allocations: Vec<InitialAllocation>,
 }
 
+impl Scenario {
+    /// Whether every event about a job comes after the job's submission:
+    /// the loader refuses one at or before it (events at an instant run
+    /// before that instant's submissions), so a scenario built in code must
+    /// keep to this to be written and read back.
+    pub fn events_follow_submissions(&self) -> bool {
+        self.events.iter().all(|event| {
+            event
+                .action
+                .job()
+                .is_none_or(|job| event.at > self.jobs[job.index()].submit_at)
+        })
+    }
+}
+
 /// Timings of the server and clients. Every field has a default documented in
 /// the README; a scenario may override them under `cluster:`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -372,6 +387,16 @@ pub enum TimelineAction {
         healthy: bool,
     },
     StopJob(JobId),
+}
+
+impl TimelineAction {
+    /// The job the action is about, if it is about one.
+    pub fn job(&self) -> Option<JobId> {
+        match self {
+            TimelineAction::Scale { job, .. } | TimelineAction::StopJob(job) => Some(*job),
+            _ => None,
+        }
+    }
 }
 
 /// An allocation that exists at time 0 (`initial_allocations`): running

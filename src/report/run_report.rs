@@ -1118,7 +1118,7 @@ mod tests {
             [
                 "scenario-a_b.html",
                 "scenario-a_b-2.html",
-                "scenario-.._x.html",
+                "scenario-_x.html",
                 "scenario-index.html"
             ]
         );

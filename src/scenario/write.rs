@@ -634,10 +634,10 @@ jobs:
           - {name: a, driver: exec, cpu: 10, memory: 20, run_for: 5m}
           - {name: b, driver: "odd driver", run_for: 1m}
 events:
-  - {at: 10s, scale: {job: j, group: g, count: 1}}
+  - {at: 70s, scale: {job: j, group: g, count: 1}}
   - {at: 20s, plugin_health: {plugin: p, node: "true", healthy: true}}
   - {at: 30s, node_drain: "true"}
-  - {at: 40s, stop_job: j}
+  - {at: 80s, stop_job: j}
 expect:
   naive: {placed: 2, first_full_s: ">= 1.5"}
   plan-aware: {violations: "!= 0"}
