@@ -78,8 +78,8 @@ fn c1m(c: &mut Criterion) {
     let mut group = c.benchmark_group("c1m");
     group.sample_size(10);
     for (file, allocations) in [
-        ("scenarios/scale/c1m.yaml", 1_000_000),
-        ("scenarios/scale/c1m-csi.yaml", 200_000),
+        ("scale-scenarios/c1m.yaml", 1_000_000),
+        ("scale-scenarios/c1m-csi.yaml", 200_000),
     ] {
         let scenario = scenario(file);
         group.throughput(Throughput::Elements(allocations));

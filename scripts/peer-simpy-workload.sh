@@ -15,7 +15,7 @@
 # is the steadier figure when other processes compete for the cores.
 #
 # Usage: scripts/peer-simpy-workload.sh [SCENARIO] [REPS]
-#   (default scenarios/scale/workload-100x1000.yaml, 3 repetitions)
+#   (default scale-scenarios/workload-100x1000.yaml, 3 repetitions)
 # Environment: PEER_LIBM_POW=1  time the model with Python's 10 ** x instead
 #              of plansim's bit-exact series (the exactness check still uses
 #              the series). A last-bit difference can flip a tie between two
@@ -30,7 +30,7 @@ fi
 reps="${2:-3}"
 [[ "$reps" =~ ^[1-9][0-9]*$ ]] || { echo "REPS must be a positive integer, got '$reps'" >&2; exit 2; }
 cd "$(dirname "$0")/.."
-scenario="${scenario:-scenarios/scale/workload-100x1000.yaml}"
+scenario="${scenario:-scale-scenarios/workload-100x1000.yaml}"
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (Debian package: time)" >&2; exit 1; }
 
 venv=target/peer-venv

@@ -1,4 +1,4 @@
-//! A progress line for long single runs (`plansim run scenarios/scale/`):
+//! A progress line for long single runs (`plansim run scale-scenarios/`):
 //! simulated time against the horizon, summed over the runs in flight, and
 //! events per second. Drawn on stderr only when it is a terminal.
 
