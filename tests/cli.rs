@@ -119,7 +119,7 @@ fn validate_reports_each_file() {
     let output = common::plansim(&["validate", "scenarios"]);
     assert_eq!(output.status.code(), Some(0));
     let stdout = text(&output.stdout);
-    assert_eq!(stdout.lines().count(), common::scenario_files().len());
+    assert_eq!(stdout.lines().count(), common::all_scenario_files().len());
     assert!(stdout.lines().all(|l| l.starts_with("ok ")));
 }
 
@@ -193,7 +193,7 @@ fn a_closed_stdout_is_not_a_crash() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    let runs: usize = common::scenario_files()
+    let runs: usize = common::all_scenario_files()
         .iter()
         .map(|f| plansim::scenario::load_file(f).unwrap().policies.len() * 50)
         .sum();

@@ -859,10 +859,13 @@ fn readme_numbers_are_the_committed_results() {
                 );
             }
             "plan-aware" => {
+                // One infeasible placement per evaluation: Nomad coalesces
+                // a group's placements after its first failure.
+                assert!(readme.contains("one infeasible placement per"));
                 assert_eq!(
                     number(&row, "infeasible_mean"),
-                    extra,
-                    "count - 1 infeasible"
+                    extra.min(1.0),
+                    "one infeasible placement when count > 1"
                 );
                 assert_eq!(number(&row, "reschedules_max"), 0.0);
             }
@@ -888,12 +891,12 @@ fn readme_numbers_are_the_committed_results() {
         chosen.iter().sum::<f64>() / chosen.len() as f64
     };
     rounds_to(
-        quoted(readme, "until the controller detach frees its claim:")[0],
+        quoted(readme, "for the rest of the run:")[0],
         mean_violation("100ms"),
         "100ms",
     );
     rounds_to(
-        quoted(readme, "latency, falling to")[0],
+        quoted(readme, "publish latency (")[0],
         mean_violation("60s"),
         "60s",
     );

@@ -234,7 +234,7 @@ fn report_is_deterministic_and_bad_input_writes_nothing() {
     assert_eq!(common::files_under(&a), common::files_under(&b));
     assert_eq!(
         common::files_under(&a).len(),
-        common::scenario_files().len() + 1
+        common::all_scenario_files().len() + 1
     );
     let refused = a.join("refused");
     let output = common::plansim(&[
@@ -257,7 +257,7 @@ fn run_ends_with_verdicts_and_speaks_json() {
         .lines()
         .filter(|l| l.starts_with("verdict "))
         .collect();
-    assert_eq!(verdicts.len(), common::scenario_files().len());
+    assert_eq!(verdicts.len(), common::all_scenario_files().len());
     assert!(
         stdout
             .trim_end()

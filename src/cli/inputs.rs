@@ -48,7 +48,10 @@ fn yaml_files_below(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) -> Resul
         if kind.is_dir() && !hidden && depth < MAX_DIR_DEPTH {
             yaml_files_below(&path, depth + 1, found)?;
         } else if path.is_file()
-            && matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
+            && matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "yml")
+            )
         {
             found.push(path);
         }

@@ -84,7 +84,9 @@ pub fn generate(seed: u64, index: u64) -> Scenario {
     // An event about a job comes after its submission, as a file must say.
     for event in &mut events {
         if let Some(job) = event.action.job() {
-            event.at = event.at.max(jobs[job.index()].submit_at + Millis::from_secs(1));
+            event.at = event
+                .at
+                .max(jobs[job.index()].submit_at + Millis::from_secs(1));
         }
     }
     // Stable: equal times keep their draw order, as a file would.

@@ -28,6 +28,25 @@ pub fn scenario_files() -> Vec<PathBuf> {
     yaml_files("scenarios")
 }
 
+/// Every scenario `plansim run scenarios/` reads: the YAML files under
+/// scenarios/ and its subdirectories.
+pub fn all_scenario_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "yaml") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&repo_path("scenarios"), &mut files);
+    files.sort();
+    files
+}
+
 /// Asserts a command refused its input as the contract says: exit 2, no
 /// panic, and an error message.
 pub fn assert_refused(output: &std::process::Output, file: &Path) {
