@@ -135,6 +135,7 @@ pub fn expand(
             ("access_mode", volume.access_mode.is_some()),
             ("attachment_mode", volume.attachment_mode.is_some()),
             ("topologies", volume.topologies.is_some()),
+            ("capabilities", volume.capabilities.is_some()),
         ];
         let field = format!("volumes[{index}]");
         let (label, text) = entry_text(
