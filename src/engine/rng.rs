@@ -31,14 +31,7 @@ impl SimRng {
     /// A uniform integer in `0..bound` (bound > 0), by rejection sampling so
     /// no value is favoured.
     pub fn below(&mut self, bound: u64) -> u64 {
-        assert!(bound > 0, "empty range");
-        let zone = u64::MAX - (u64::MAX % bound);
-        loop {
-            let draw = self.inner.next_u64();
-            if draw < zone {
-                return draw % bound;
-            }
-        }
+        uniform_below(&mut self.inner, bound)
     }
 
     /// Fisher-Yates, written here so the order never changes with a `rand` upgrade.
@@ -46,6 +39,20 @@ impl SimRng {
         for i in (1..items.len()).rev() {
             let j = self.below(i as u64 + 1) as usize;
             items.swap(i, j);
+        }
+    }
+}
+
+/// A uniform integer in `0..bound` (bound > 0) from a ChaCha8 stream, by
+/// rejection sampling so no value is favoured. Written here, not taken from
+/// `rand`, so the draws never change with a `rand` upgrade.
+pub fn uniform_below(rng: &mut ChaCha8Rng, bound: u64) -> u64 {
+    assert!(bound > 0, "empty range");
+    let zone = u64::MAX - (u64::MAX % bound);
+    loop {
+        let draw = rng.next_u64();
+        if draw < zone {
+            return draw % bound;
         }
     }
 }

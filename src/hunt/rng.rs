@@ -2,7 +2,6 @@
 //! index, purpose), so scenario `i` is the same whichever thread makes it
 //! and whatever was drawn for scenario `i - 1`.
 
-use rand::Rng;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -32,16 +31,9 @@ impl HuntRng {
         }
     }
 
-    /// A uniform integer in `0..bound` (bound > 0), by rejection sampling.
+    /// A uniform integer in `0..bound` (bound > 0): the engine's sampling.
     pub fn below(&mut self, bound: u64) -> u64 {
-        assert!(bound > 0, "empty range");
-        let zone = u64::MAX - (u64::MAX % bound);
-        loop {
-            let draw = self.inner.next_u64();
-            if draw < zone {
-                return draw % bound;
-            }
-        }
+        crate::engine::rng::uniform_below(&mut self.inner, bound)
     }
 
     /// A uniform integer in `lo..=hi`.
