@@ -149,6 +149,10 @@ pub struct NodePluginSpec {
     pub healthy: bool,
     /// 0 means unlimited.
     pub max_volumes: u32,
+    /// The slot is where a plugin job's group could run the plugin: the
+    /// plugin is missing here until one of its allocations runs here, and
+    /// its health follows those allocations. `false`: declared by the node.
+    pub from_job: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -156,6 +160,43 @@ pub struct PluginSpec {
     pub name: String,
     pub enforces_access_mode: bool,
     pub publish_latency: Millis,
+    /// Volumes need a healthy controller: to be schedulable, to be
+    /// claimed (ControllerPublish) and to be released (ControllerUnpublish).
+    pub controller_required: bool,
+    /// How long a claim's ControllerPublish takes.
+    pub controller_publish_latency: Millis,
+    /// The controller's health at the start (`plugin_controller_health`
+    /// events change it).
+    pub controller_healthy: bool,
+    /// Some job runs the plugin's controller (a `controller` or `monolith`
+    /// task): the controller is then available only while one of those
+    /// allocations runs.
+    pub controller_from_jobs: bool,
+}
+
+/// Which part of a CSI plugin a task runs (Nomad's `csi_plugin.type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CsiPluginType {
+    Node,
+    Controller,
+    Monolith,
+}
+
+impl CsiPluginType {
+    pub fn runs_node(self) -> bool {
+        matches!(self, CsiPluginType::Node | CsiPluginType::Monolith)
+    }
+
+    pub fn runs_controller(self) -> bool {
+        matches!(self, CsiPluginType::Controller | CsiPluginType::Monolith)
+    }
+}
+
+/// A plugin a group's task runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskPlugin {
+    pub plugin: PluginId,
+    pub kind: CsiPluginType,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -229,6 +270,20 @@ impl VolumeSpec {
 pub enum JobKind {
     Service,
     Batch,
+    /// One allocation per eligible node, run until stopped (Nomad's system
+    /// scheduler, scheduler_system.go).
+    System,
+    /// One allocation per eligible node, run to completion once and not
+    /// re-run (the system scheduler with `sysbatch`).
+    Sysbatch,
+}
+
+impl JobKind {
+    /// Whether the job runs one allocation per eligible node (the system
+    /// scheduler) instead of a count placed anywhere.
+    pub fn is_system(self) -> bool {
+        matches!(self, JobKind::System | JobKind::Sysbatch)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -243,8 +298,14 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
+    /// Batch and sysbatch jobs run to completion: a completed allocation is
+    /// done, and the scheduler's limits are the batch ones.
     pub fn is_batch(&self) -> bool {
-        self.kind == JobKind::Batch
+        matches!(self.kind, JobKind::Batch | JobKind::Sysbatch)
+    }
+
+    pub fn is_system(&self) -> bool {
+        self.kind.is_system()
     }
 }
 
@@ -289,6 +350,8 @@ pub struct GroupSpec {
     /// The allocation completes when its longest task does; `None` when any
     /// task runs until stopped.
     pub run_for: Option<Millis>,
+    /// CSI plugins the group's tasks run (`csi_plugin`).
+    pub csi_plugins: Vec<TaskPlugin>,
 }
 
 #[derive(Clone, Debug)]
@@ -361,6 +424,17 @@ impl ReschedulePolicy {
                 max_delay: Millis::ZERO,
                 unlimited: false,
             },
+            // System and sysbatch jobs have no reschedule policy (Nomad's
+            // Job.Validate refuses one): a failed allocation is replaced on
+            // its node by the job's next evaluation, never rescheduled.
+            JobKind::System | JobKind::Sysbatch => ReschedulePolicy {
+                attempts: 0,
+                interval: Millis::ZERO,
+                delay: Millis::ZERO,
+                delay_function: DelayFunction::Constant,
+                max_delay: Millis::ZERO,
+                unlimited: false,
+            },
         }
     }
 }
@@ -387,6 +461,11 @@ pub enum TimelineAction {
         healthy: bool,
     },
     StopJob(JobId),
+    /// The plugin's controller turns healthy or unhealthy.
+    PluginControllerHealth {
+        plugin: PluginId,
+        healthy: bool,
+    },
 }
 
 impl TimelineAction {

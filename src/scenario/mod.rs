@@ -11,6 +11,8 @@ pub mod nomad_job;
 pub mod nomad_json;
 pub mod nomad_volume;
 pub mod raw;
+mod plugin_jobs;
+mod system;
 pub mod template;
 pub mod write;
 

@@ -88,6 +88,9 @@ pub struct RawPlugin {
     pub id: String,
     pub enforces_access_mode: bool,
     pub publish_latency: Option<RawDuration>,
+    pub controller_required: Option<bool>,
+    pub controller_publish_latency: Option<RawDuration>,
+    pub controller_healthy: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -284,6 +287,7 @@ pub struct RawEvent {
     pub scale: Option<RawScale>,
     pub plugin_health: Option<RawPluginHealth>,
     pub stop_job: Option<String>,
+    pub plugin_controller_health: Option<RawPluginControllerHealth>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -299,6 +303,14 @@ pub struct RawScale {
 pub struct RawPluginHealth {
     pub plugin: String,
     pub node: String,
+    pub healthy: bool,
+}
+
+/// `plugin_controller_health`: the plugin's controller turns healthy or not.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPluginControllerHealth {
+    pub plugin: String,
     pub healthy: bool,
 }
 

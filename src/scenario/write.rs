@@ -225,9 +225,11 @@ fn write_nodes(out: &mut String, scenario: &Scenario) {
         if !node.topology.is_empty() {
             let _ = writeln!(out, "    topology: {}", string_map(&node.topology));
         }
-        if !node.csi_plugins.is_empty() {
+        // Slots a plugin job's allocations fill come back from its tasks.
+        let declared: Vec<_> = node.csi_plugins.iter().filter(|p| !p.from_job).collect();
+        if !declared.is_empty() {
             out.push_str("    csi_plugins:\n");
-            for plugin in &node.csi_plugins {
+            for plugin in declared {
                 let mut line = format!(
                     "      - {{id: {}",
                     text(&scenario.plugins[plugin.plugin.index()].name)
@@ -262,6 +264,19 @@ fn write_plugins(out: &mut String, scenario: &Scenario) {
                 ", publish_latency: {}",
                 duration(plugin.publish_latency)
             );
+        }
+        if plugin.controller_required {
+            line.push_str(", controller_required: true");
+        }
+        if plugin.controller_publish_latency != Millis::ZERO {
+            let _ = write!(
+                line,
+                ", controller_publish_latency: {}",
+                duration(plugin.controller_publish_latency)
+            );
+        }
+        if !plugin.controller_healthy {
+            line.push_str(", controller_healthy: false");
         }
         line.push('}');
         let _ = writeln!(out, "{line}");
@@ -361,8 +376,11 @@ fn write_jobs(out: &mut String, scenario: &Scenario) {
     out.push_str("\njobs:\n");
     for job in &scenario.jobs {
         let _ = writeln!(out, "  - id: {}", text(&job.name));
-        if job.kind == JobKind::Batch {
-            out.push_str("    type: batch\n");
+        match job.kind {
+            JobKind::Service => {}
+            JobKind::Batch => out.push_str("    type: batch\n"),
+            JobKind::System => out.push_str("    type: system\n"),
+            JobKind::Sysbatch => out.push_str("    type: sysbatch\n"),
         }
         if job.submit_at != Millis::ZERO {
             let _ = writeln!(out, "    submit_at: {}", duration(job.submit_at));
@@ -456,6 +474,28 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
         line.push('}');
         let _ = writeln!(out, "{line}");
     }
+    // One task without resources per plugin the group runs.
+    let driver = drivers(scenario, group.drivers)
+        .into_iter()
+        .next()
+        .map(text)
+        .unwrap_or_else(|| "docker".to_string());
+    for (i, task) in group.csi_plugins.iter().enumerate() {
+        let kind = match task.kind {
+            CsiPluginType::Node => "node",
+            CsiPluginType::Controller => "controller",
+            CsiPluginType::Monolith => "monolith",
+        };
+        let mut line = format!("          - {{name: plugin{i}, driver: {driver}, cpu: 0, memory: 0");
+        if let Some(run_for) = group.run_for {
+            let _ = write!(line, ", run_for: {}", duration(run_for));
+        }
+        let _ = writeln!(
+            out,
+            "{line}, csi_plugin: {{id: {}, type: {kind}}}}}",
+            text(&scenario.plugins[task.plugin.index()].name)
+        );
+    }
 }
 
 fn write_initial_allocations(out: &mut String, scenario: &Scenario) {
@@ -514,6 +554,10 @@ fn write_events(out: &mut String, scenario: &Scenario) {
                 node(*id)
             ),
             TimelineAction::StopJob(id) => format!("stop_job: {}", job(*id)),
+            TimelineAction::PluginControllerHealth { plugin, healthy } => format!(
+                "plugin_controller_health: {{plugin: {}, healthy: {healthy}}}",
+                text(&scenario.plugins[plugin.index()].name)
+            ),
         };
         let _ = writeln!(out, "  - {{at: {}, {action}}}", duration(event.at));
     }

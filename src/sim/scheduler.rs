@@ -64,7 +64,7 @@ struct Want {
 
 /// What the plan under construction already proposes, on top of the snapshot.
 #[derive(Default)]
-struct PlanContext {
+pub(super) struct PlanContext {
     /// Candidate nodes in this evaluation's shuffled order.
     order: Vec<NodeId>,
     /// Where the next placement starts looking (Nomad's iterator offset).
@@ -72,7 +72,7 @@ struct PlanContext {
     /// CPU and memory the plan proposes on each node (indexed by node).
     resources: Vec<(u64, u64)>,
     group_on_node: BTreeMap<(NodeId, GroupRef), u32>,
-    claims: BTreeMap<VolumeId, ClaimCounts>,
+    pub(super) claims: BTreeMap<VolumeId, ClaimCounts>,
     /// The mode the plan's first placement on each volume claims in.
     modes: BTreeMap<VolumeId, Capability>,
     node_volumes: BTreeMap<NodeId, BTreeSet<VolumeId>>,
@@ -143,20 +143,15 @@ impl Simulation<'_> {
             plan.stops = self.live_allocs_of(job).collect();
             return plan;
         }
+        if self.scenario.jobs[job.index()].is_system() {
+            return self.schedule_system(plan);
+        }
         let wants = self.reconcile(job, &mut plan.stops);
         if wants.is_empty() {
             return plan;
         }
-        let mut ctx = PlanContext {
-            order: self.candidate_nodes(job),
-            resources: vec![(0, 0); self.nodes.len()],
-            job_classes: vec![None; self.class_count],
-            group_classes: vec![
-                None;
-                self.class_count * self.scenario.jobs[job.index()].groups.len()
-            ],
-            ..PlanContext::default()
-        };
+        let order = self.candidate_nodes(job);
+        let mut ctx = self.plan_context(job, order);
         let mut failures: BTreeMap<GroupRef, PlacementFailure> = BTreeMap::new();
         for want in wants {
             // generic_sched.go computePlacements: once a group failed to
@@ -247,11 +242,25 @@ impl Simulation<'_> {
         plan
     }
 
+    /// An empty plan context for an evaluation of `job` over `order`.
+    pub(super) fn plan_context(&self, job: JobId, order: Vec<NodeId>) -> PlanContext {
+        PlanContext {
+            order,
+            resources: vec![(0, 0); self.nodes.len()],
+            job_classes: vec![None; self.class_count],
+            group_classes: vec![
+                None;
+                self.class_count * self.scenario.jobs[job.index()].groups.len()
+            ],
+            ..PlanContext::default()
+        }
+    }
+
     /// The evaluation's class eligibility as a blocked evaluation keeps it
     /// (EvalEligibility.GetClasses: eligible for any group wins over
     /// ineligible; the job's constraints failing makes it ineligible), and
     /// whether a constraint escaped the classes (EvalEligibility.HasEscaped).
-    fn class_eligibility(&self, job: JobId, ctx: &PlanContext) -> (bool, Vec<Option<bool>>) {
+    pub(super) fn class_eligibility(&self, job: JobId, ctx: &PlanContext) -> (bool, Vec<Option<bool>>) {
         let spec = &self.scenario.jobs[job.index()];
         let count = self.class_count;
         let mut classes = vec![None; count];
@@ -278,7 +287,7 @@ impl Simulation<'_> {
 
     /// Keeps the failures of the latest evaluation of each group, as
     /// `nomad job status` shows them; a group placed in full has none.
-    fn note_placement_failures(
+    pub(super) fn note_placement_failures(
         &mut self,
         job: JobId,
         mut failures: BTreeMap<GroupRef, PlacementFailure>,
@@ -528,7 +537,7 @@ impl Simulation<'_> {
     /// drivers and constraints (both cached per computed class for the
     /// evaluation, unless a constraint escapes the class), then the CSI
     /// volumes (never cached), then resources.
-    fn score_node(
+    pub(super) fn score_node(
         &self,
         ctx: &mut PlanContext,
         node: NodeId,
@@ -688,6 +697,9 @@ impl Simulation<'_> {
         else {
             return Err(FilterReason::CsiPluginMissing { plugin, node });
         };
+        if !node_state.plugin_present[slot] {
+            return Err(FilterReason::CsiPluginMissing { plugin, node });
+        }
         if !node_state.plugin_healthy[slot] {
             return Err(FilterReason::CsiPluginUnhealthy { plugin, node });
         }
@@ -702,6 +714,14 @@ impl Simulation<'_> {
             && !volume_spec.topologies.contains(&node_spec.topology)
         {
             return Err(FilterReason::CsiTopology);
+        }
+        // A volume whose plugin needs a controller and has no healthy one
+        // is not Schedulable: ReadSchedulable and WriteSchedulable fail.
+        if self.controller_missing(plugin) {
+            return Err(match mode {
+                ClaimMode::Read => FilterReason::CsiNoReaderClaims(volume),
+                ClaimMode::Write => FilterReason::CsiReadOnly(volume),
+            });
         }
         let state = &self.volumes[volume.index()];
         if mode == ClaimMode::Write && !write_schedulable(state.claimed_mode, volume_spec) {
@@ -764,7 +784,7 @@ impl Simulation<'_> {
         self.count_of_plugin(attached.iter(), plugin) <= max_volumes
     }
 
-    fn propose(
+    pub(super) fn propose(
         &self,
         ctx: &mut PlanContext,
         node: NodeId,

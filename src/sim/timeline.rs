@@ -111,6 +111,7 @@ impl Simulation<'_> {
                 self.record(|t| TraceRecord::new(t, TraceKind::NodeUp).node(node));
                 self.node_back_up(node);
                 self.unblock_class(node);
+                self.evaluate_system_jobs();
             }
             TimelineAction::NodeDrain(node) => {
                 self.nodes[node.index()].eligible = false;
@@ -167,6 +168,9 @@ impl Simulation<'_> {
                 if healthy {
                     self.unblock_class(node);
                 }
+            }
+            TimelineAction::PluginControllerHealth { plugin, healthy } => {
+                self.set_controller_health(plugin, healthy);
             }
             TimelineAction::StopJob(job) => {
                 self.record(|t| TraceRecord::new(t, TraceKind::StopJob).job(job));

@@ -1,0 +1,210 @@
+//! CSI plugins as Nomad runs them: node plugins and controllers provided by
+//! plugin jobs' allocations, whose health follows those allocations
+//! (client/pluginmanager/csimanager: the plugin registers and fingerprints
+//! healthy once its task runs; its last fingerprint, when the task stops,
+//! marks it unhealthy), and the controller's part in a claim's life
+//! (nomad/csi_endpoint.go `controllerPublishVolume` when a claim is made,
+//! `controllerUnpublishVolume` when it is released, which the volume
+//! watcher retries until a controller can do it).
+
+use super::trace::{TraceKind, TraceRecord};
+use super::{Event, Simulation};
+use crate::model::ids::{AllocId, NodeId, PluginId, VolumeId};
+use crate::model::policy::NomadVersion;
+
+/// A plugin's controller: its health flag (`controller_healthy`, changed by
+/// `plugin_controller_health` events) and, when jobs run it, how many of
+/// their allocations are running.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ControllerState {
+    pub healthy: bool,
+    pub running: u32,
+}
+
+impl Simulation<'_> {
+    /// Whether the plugin has a healthy controller (Nomad's
+    /// `ControllersHealthy > 0`): its health flag, and when jobs run the
+    /// controller, one of their allocations running.
+    pub(super) fn controller_available(&self, plugin: PluginId) -> bool {
+        let state = self.controllers[plugin.index()];
+        state.healthy
+            && (!self.scenario.plugins[plugin.index()].controller_from_jobs || state.running > 0)
+    }
+
+    /// Whether a volume of `plugin` needs a controller that is not there:
+    /// Nomad's `CSIVolume.Schedulable` is false then
+    /// (state_store.go `CSIVolumeDenormalizePlugins`), at both releases.
+    pub(super) fn controller_missing(&self, plugin: PluginId) -> bool {
+        self.scenario.plugins[plugin.index()].controller_required
+            && !self.controller_available(plugin)
+    }
+
+    /// An allocation started running: the plugins its group runs register
+    /// (node plugins on its node, controllers for the whole cluster).
+    pub(super) fn plugin_alloc_running(&mut self, id: AllocId) {
+        self.plugin_alloc_changed(id, true);
+    }
+
+    /// A running allocation stopped, failed, completed or was lost: its
+    /// plugins turn unhealthy where no other allocation provides them.
+    pub(super) fn plugin_alloc_stopped(&mut self, id: AllocId) {
+        self.plugin_alloc_changed(id, false);
+    }
+
+    fn plugin_alloc_changed(&mut self, id: AllocId, running: bool) {
+        let alloc = &self.allocs[id.index()];
+        let (group, node) = (alloc.group, alloc.node);
+        let tasks = &self.scenario.jobs[group.job.index()].groups[group.group_index()].csi_plugins;
+        if tasks.is_empty() {
+            return;
+        }
+        for task in tasks.clone() {
+            if task.kind.runs_node() {
+                self.node_plugin_provider(node, task.plugin, running);
+            }
+            if task.kind.runs_controller() {
+                let before = self.controller_available(task.plugin);
+                let state = &mut self.controllers[task.plugin.index()];
+                if running {
+                    state.running += 1;
+                } else {
+                    state.running -= 1;
+                }
+                self.controller_changed(task.plugin, before, Some(node));
+            }
+        }
+    }
+
+    /// One more (or one fewer) running allocation provides `plugin` on
+    /// `node`. A slot the node declares itself is not the job's to change.
+    fn node_plugin_provider(&mut self, node: NodeId, plugin: PluginId, running: bool) {
+        let spec = &self.scenario.nodes[node.index()];
+        let Some(slot) = spec
+            .csi_plugins
+            .iter()
+            .position(|p| p.plugin == plugin && p.from_job)
+        else {
+            return;
+        };
+        let state = &mut self.nodes[node.index()];
+        if running {
+            state.plugin_providers[slot] += 1;
+        } else {
+            state.plugin_providers[slot] -= 1;
+        }
+        let healthy = state.plugin_providers[slot] > 0;
+        if healthy == state.plugin_healthy[slot] && state.plugin_present[slot] {
+            return;
+        }
+        state.plugin_present[slot] = true;
+        state.plugin_healthy[slot] = healthy;
+        let detail = format!(
+            "{} {}",
+            self.scenario.plugins[plugin.index()].name,
+            if healthy { "healthy" } else { "unhealthy" }
+        );
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::PluginHealth)
+                .node(node)
+                .detail(detail)
+        });
+        if healthy {
+            self.unblock_class(node);
+        }
+    }
+
+    /// The `plugin_controller_health` event.
+    pub(super) fn set_controller_health(&mut self, plugin: PluginId, healthy: bool) {
+        let before = self.controller_available(plugin);
+        self.controllers[plugin.index()].healthy = healthy;
+        let detail = format!(
+            "{} controller {}",
+            self.scenario.plugins[plugin.index()].name,
+            if healthy { "healthy" } else { "unhealthy" }
+        );
+        self.record(|t| TraceRecord::new(t, TraceKind::PluginHealth).detail(detail));
+        self.controller_changed(plugin, before, None);
+    }
+
+    /// The controller's availability may have changed: once it is back,
+    /// the volume watcher's waiting ControllerUnpublish calls go through,
+    /// and blocked jobs are evaluated again (their volumes are schedulable
+    /// again). Nomad learns of a controller from its node's fingerprint,
+    /// which unblocks that node's class; a health event names no node, so
+    /// it unblocks every blocked job.
+    fn controller_changed(&mut self, plugin: PluginId, before: bool, node: Option<NodeId>) {
+        if before || !self.controller_available(plugin) {
+            return;
+        }
+        let waiting: Vec<(VolumeId, AllocId)> = self
+            .awaiting_controller
+            .iter()
+            .copied()
+            .filter(|(volume, _)| self.scenario.volumes[volume.index()].plugin == plugin)
+            .collect();
+        let latency = self.scenario.cluster.controller_detach_latency;
+        for (volume, id) in waiting {
+            self.awaiting_controller.remove(&(volume, id));
+            self.after(latency, Event::ControllerDetach(id, volume));
+        }
+        match node {
+            Some(node) => self.unblock_class(node),
+            None => self.unblock(),
+        }
+    }
+
+    /// The server's ControllerPublish for a new claim, which Nomad makes
+    /// after writing the claim: `Err` with the claim RPC's error when the
+    /// plugin needs a controller and none is healthy. Neither release's
+    /// client retries it (it is not one of the errors
+    /// `isRetryableClaimRPCError` names, and 1.2.6 never retries).
+    pub(super) fn controller_publish(&self, volume: VolumeId) -> Result<(), String> {
+        let plugin = self.scenario.volumes[volume.index()].plugin;
+        if !self.controller_missing(plugin) {
+            return Ok(());
+        }
+        let name = &self.scenario.plugins[plugin.index()].name;
+        Err(match self.policy.nomad() {
+            // 1.2.6 picks any controller on a ready node, healthy or not;
+            // plansim has it fail as if none were found.
+            NomadVersion::V1_2_6 => {
+                format!("controller publish: failed to find clients running controller plugin \"{name}\"")
+            }
+            NomadVersion::V2_0_5 => format!(
+                "controller publish: failed to find clients running controller plugin \"{name}\": no healthy controller"
+            ),
+        })
+    }
+
+    /// The ControllerUnpublish step of a release: `false` (and the claim
+    /// waits) while the plugin needs a controller and none is healthy; the
+    /// volume watcher retries it once one is.
+    pub(super) fn controller_can_detach(&mut self, id: AllocId, volume: VolumeId) -> bool {
+        let plugin = self.scenario.volumes[volume.index()].plugin;
+        if !self.controller_missing(plugin) {
+            return true;
+        }
+        self.awaiting_controller.insert((volume, id));
+        false
+    }
+
+    /// The node plugin the client mounts through: present and healthy on
+    /// the allocation's node, else the mount fails with the client's error.
+    pub(super) fn node_plugin_problem(&self, node: NodeId, volume: VolumeId) -> Option<String> {
+        let plugin = self.scenario.volumes[volume.index()].plugin;
+        let name = &self.scenario.plugins[plugin.index()].name;
+        let slot = self.scenario.nodes[node.index()]
+            .csi_plugins
+            .iter()
+            .position(|p| p.plugin == plugin);
+        let state = &self.nodes[node.index()];
+        match slot {
+            Some(slot) if state.plugin_present[slot] && state.plugin_healthy[slot] => None,
+            Some(slot) if state.plugin_present[slot] => Some(format!(
+                "CSI plugin {name} is unhealthy on client {}",
+                self.node_name(node)
+            )),
+            _ => Some(format!("plugin {name} for type csi-node not found")),
+        }
+    }
+}
