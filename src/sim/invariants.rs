@@ -190,5 +190,6 @@ impl Simulation<'_> {
                 "volume {name} violation tracking"
             );
         }
+        self.check_plugin_invariants();
     }
 }

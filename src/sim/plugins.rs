@@ -7,6 +7,7 @@
 //! `controllerUnpublishVolume` when it is released, which the volume
 //! watcher retries until a controller can do it).
 
+use super::state::{AllocState, ClaimState};
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::ids::{AllocId, NodeId, PluginId, VolumeId};
@@ -205,6 +206,62 @@ impl Simulation<'_> {
                 self.node_name(node)
             )),
             _ => Some(format!("plugin {name} for type csi-node not found")),
+        }
+    }
+
+    /// Whole-state checks of plugins (run with the other invariants): a
+    /// published volume's node has its plugin registered; each job slot's
+    /// provider count is the number of running allocations providing it;
+    /// a claim waiting for the controller belongs to a finished allocation
+    /// of a plugin that requires one, and is not yet controller-detached.
+    pub(super) fn check_plugin_invariants(&self) {
+        for (v, volume) in self.volumes.iter().enumerate() {
+            let plugin = self.scenario.volumes[v].plugin;
+            for claim in volume.ledger.values().filter(|c| c.published) {
+                let spec = &self.scenario.nodes[claim.node.index()];
+                let slot = spec.csi_plugins.iter().position(|p| p.plugin == plugin);
+                assert!(
+                    slot.is_some_and(|s| self.nodes[claim.node.index()].plugin_present[s]),
+                    "volume {} published on {} without its plugin registered there",
+                    self.scenario.volumes[v].name,
+                    spec.name
+                );
+            }
+        }
+        let mut providers: Vec<Vec<u32>> = self
+            .nodes
+            .iter()
+            .map(|n| vec![0; n.plugin_providers.len()])
+            .collect();
+        let mut controllers = vec![0u32; self.controllers.len()];
+        for alloc in self.allocs.iter().filter(|a| a.state == AllocState::Running) {
+            let group = &self.scenario.jobs[alloc.group.job.index()].groups[alloc.group.group_index()];
+            for task in &group.csi_plugins {
+                let slots = &self.scenario.nodes[alloc.node.index()].csi_plugins;
+                if let Some(slot) = slots
+                    .iter()
+                    .position(|p| p.plugin == task.plugin && p.from_job)
+                    .filter(|_| task.kind.runs_node())
+                {
+                    providers[alloc.node.index()][slot] += 1;
+                }
+                if task.kind.runs_controller() {
+                    controllers[task.plugin.index()] += 1;
+                }
+            }
+        }
+        for (n, node) in self.nodes.iter().enumerate() {
+            assert_eq!(node.plugin_providers, providers[n], "node #{n} plugin providers");
+        }
+        for (p, state) in self.controllers.iter().enumerate() {
+            assert_eq!(state.running, controllers[p], "plugin #{p} running controllers");
+        }
+        for &(volume, alloc) in &self.awaiting_controller {
+            let claim = &self.volumes[volume.index()].ledger[&alloc];
+            let plugin = self.scenario.volumes[volume.index()].plugin;
+            assert!(self.scenario.plugins[plugin.index()].controller_required);
+            assert!(self.allocs[alloc.index()].state.is_terminal());
+            assert_ne!(claim.state, ClaimState::ControllerDetached);
         }
     }
 }
