@@ -6,12 +6,17 @@ use std::collections::BTreeMap;
 
 use super::raw::{RawCsiPluginType, RawGroup};
 use crate::model::ids::PluginId;
-use crate::model::scenario::{CsiPluginType, JobSpec, NodePluginSpec, NodeSpec, PluginSpec, TaskPlugin};
+use crate::model::scenario::{
+    CsiPluginType, JobSpec, NodePluginSpec, NodeSpec, PluginSpec, TaskPlugin,
+};
 use crate::sim::feasibility::constraint_holds;
 
 /// The plugins a group's tasks run (every plugin a job names is declared
 /// by then: `declare_job_plugins`).
-pub(super) fn group_plugins(group: &RawGroup, plugin_ids: &BTreeMap<&str, PluginId>) -> Vec<TaskPlugin> {
+pub(super) fn group_plugins(
+    group: &RawGroup,
+    plugin_ids: &BTreeMap<&str, PluginId>,
+) -> Vec<TaskPlugin> {
     group
         .tasks
         .iter()

@@ -486,7 +486,8 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
             CsiPluginType::Controller => "controller",
             CsiPluginType::Monolith => "monolith",
         };
-        let mut line = format!("          - {{name: plugin{i}, driver: {driver}, cpu: 0, memory: 0");
+        let mut line =
+            format!("          - {{name: plugin{i}, driver: {driver}, cpu: 0, memory: 0");
         if let Some(run_for) = group.run_for {
             let _ = write!(line, ", run_for: {}", duration(run_for));
         }

@@ -169,7 +169,9 @@ impl Simulation<'_> {
             // 1.2.6 picks any controller on a ready node, healthy or not;
             // plansim has it fail as if none were found.
             NomadVersion::V1_2_6 => {
-                format!("controller publish: failed to find clients running controller plugin \"{name}\"")
+                format!(
+                    "controller publish: failed to find clients running controller plugin \"{name}\""
+                )
             }
             NomadVersion::V2_0_5 => format!(
                 "controller publish: failed to find clients running controller plugin \"{name}\": no healthy controller"
@@ -234,8 +236,13 @@ impl Simulation<'_> {
             .map(|n| vec![0; n.plugin_providers.len()])
             .collect();
         let mut controllers = vec![0u32; self.controllers.len()];
-        for alloc in self.allocs.iter().filter(|a| a.state == AllocState::Running) {
-            let group = &self.scenario.jobs[alloc.group.job.index()].groups[alloc.group.group_index()];
+        for alloc in self
+            .allocs
+            .iter()
+            .filter(|a| a.state == AllocState::Running)
+        {
+            let group =
+                &self.scenario.jobs[alloc.group.job.index()].groups[alloc.group.group_index()];
             for task in &group.csi_plugins {
                 let slots = &self.scenario.nodes[alloc.node.index()].csi_plugins;
                 if let Some(slot) = slots
@@ -251,10 +258,16 @@ impl Simulation<'_> {
             }
         }
         for (n, node) in self.nodes.iter().enumerate() {
-            assert_eq!(node.plugin_providers, providers[n], "node #{n} plugin providers");
+            assert_eq!(
+                node.plugin_providers, providers[n],
+                "node #{n} plugin providers"
+            );
         }
         for (p, state) in self.controllers.iter().enumerate() {
-            assert_eq!(state.running, controllers[p], "plugin #{p} running controllers");
+            assert_eq!(
+                state.running, controllers[p],
+                "plugin #{p} running controllers"
+            );
         }
         for &(volume, alloc) in &self.awaiting_controller {
             let claim = &self.volumes[volume.index()].ledger[&alloc];

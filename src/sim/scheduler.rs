@@ -260,7 +260,11 @@ impl Simulation<'_> {
     /// (EvalEligibility.GetClasses: eligible for any group wins over
     /// ineligible; the job's constraints failing makes it ineligible), and
     /// whether a constraint escaped the classes (EvalEligibility.HasEscaped).
-    pub(super) fn class_eligibility(&self, job: JobId, ctx: &PlanContext) -> (bool, Vec<Option<bool>>) {
+    pub(super) fn class_eligibility(
+        &self,
+        job: JobId,
+        ctx: &PlanContext,
+    ) -> (bool, Vec<Option<bool>>) {
         let spec = &self.scenario.jobs[job.index()];
         let count = self.class_count;
         let mut classes = vec![None; count];
