@@ -96,13 +96,15 @@ fn job() -> impl Strategy<Value = Job> {
         prop::collection::vec(group(), 1..3),
         prop::sample::select(vec![0u32, 0, 5, 45]),
     )
-        .prop_map(|(batch, submit_s, run_for_s, groups, healthy_after_s)| Job {
-            batch,
-            submit_s,
-            run_for_s,
-            healthy_after_s,
-            groups,
-        })
+        .prop_map(
+            |(batch, submit_s, run_for_s, groups, healthy_after_s)| Job {
+                batch,
+                submit_s,
+                run_for_s,
+                healthy_after_s,
+                groups,
+            },
+        )
 }
 
 fn action() -> impl Strategy<Value = Action> {

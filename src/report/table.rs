@@ -57,11 +57,7 @@ pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
             (policy.to_string(), cells)
         })
         .collect();
-    let label_width = shown
-        .iter()
-        .map(|m| m.name().len())
-        .max()
-        .unwrap_or(0);
+    let label_width = shown.iter().map(|m| m.name().len()).max().unwrap_or(0);
     let widths: Vec<usize> = columns
         .iter()
         .map(|(header, cells)| {
