@@ -336,6 +336,7 @@ fn group(
         drivers: DRIVER,
         run_for,
         csi_plugins: Vec::new(),
+        healthy_after: Millis::ZERO,
     }
 }
 

@@ -352,6 +352,10 @@ pub struct GroupSpec {
     pub run_for: Option<Millis>,
     /// CSI plugins the group's tasks run (`csi_plugin`).
     pub csi_plugins: Vec<TaskPlugin>,
+    /// Time after the allocation starts running until it is healthy: the
+    /// longest of its tasks' `healthy_after`, because Nomad's allocation
+    /// health waits for every task's checks to pass (allochealth tracker).
+    pub healthy_after: Millis,
 }
 
 #[derive(Clone, Debug)]

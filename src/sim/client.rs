@@ -315,7 +315,7 @@ impl Simulation<'_> {
                 .node(node)
         });
         self.refresh_group(group);
-        self.plugin_alloc_running(id);
+        self.begin_health(id);
         let run_for = self.scenario.jobs[group.job.index()].groups[group.group_index()].run_for;
         if let Some(run_for) = run_for {
             self.after(run_for, Event::TaskComplete(id));
@@ -339,7 +339,10 @@ impl Simulation<'_> {
         let alloc = &mut self.allocs[id.index()];
         assert!(alloc.is_live(), "alloc #{} finished twice", id.0);
         let was_running = alloc.state == AllocState::Running;
+        let was_healthy = alloc.healthy_at.is_some();
         alloc.state = terminal;
+        self.on_alloc_unhealthy(id);
+        let alloc = &mut self.allocs[id.index()];
         if terminal == AllocState::Failed {
             alloc.failed_at = now;
         }
@@ -395,8 +398,8 @@ impl Simulation<'_> {
                 .detail(detail)
         });
         self.refresh_group(group);
-        if was_running {
-            self.plugin_alloc_stopped(id);
+        if was_healthy {
+            self.plugin_alloc_unhealthy(id);
         }
         if terminal == AllocState::Failed && !self.scenario.jobs[group.job.index()].is_system() {
             // Nomad creates an evaluation when an allocation fails and may

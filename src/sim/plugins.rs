@@ -40,15 +40,17 @@ impl Simulation<'_> {
             && !self.controller_available(plugin)
     }
 
-    /// An allocation started running: the plugins its group runs register
-    /// (node plugins on its node, controllers for the whole cluster).
-    pub(super) fn plugin_alloc_running(&mut self, id: AllocId) {
+    /// An allocation became healthy (health.rs: running for its group's
+    /// `healthy_after`): the plugins its group runs register, healthy (node
+    /// plugins on its node, controllers for the whole cluster).
+    pub(super) fn plugin_alloc_healthy(&mut self, id: AllocId) {
         self.plugin_alloc_changed(id, true);
     }
 
-    /// A running allocation stopped, failed, completed or was lost: its
-    /// plugins turn unhealthy where no other allocation provides them.
-    pub(super) fn plugin_alloc_stopped(&mut self, id: AllocId) {
+    /// A healthy allocation stopped, failed, completed or was lost (called
+    /// after its terminal state is recorded): its plugins turn unhealthy
+    /// where no other allocation provides them.
+    pub(super) fn plugin_alloc_unhealthy(&mut self, id: AllocId) {
         self.plugin_alloc_changed(id, false);
     }
 
@@ -213,7 +215,7 @@ impl Simulation<'_> {
 
     /// Whole-state checks of plugins (run with the other invariants): a
     /// published volume's node has its plugin registered; each job slot's
-    /// provider count is the number of running allocations providing it;
+    /// provider count is the number of healthy allocations providing it;
     /// a claim waiting for the controller belongs to a finished allocation
     /// of a plugin that requires one, and is not yet controller-detached.
     pub(super) fn check_plugin_invariants(&self) {
@@ -239,7 +241,7 @@ impl Simulation<'_> {
         for alloc in self
             .allocs
             .iter()
-            .filter(|a| a.state == AllocState::Running)
+            .filter(|a| a.state == AllocState::Running && a.healthy_at.is_some())
         {
             let group =
                 &self.scenario.jobs[alloc.group.job.index()].groups[alloc.group.group_index()];
