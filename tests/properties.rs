@@ -105,15 +105,13 @@ fn job() -> impl Strategy<Value = Job> {
         prop::collection::vec(group(), 1..3),
         prop::sample::select(vec![0u32, 0, 5, 45]),
     )
-        .prop_map(
-            |(kind, submit_s, run_for_s, groups, healthy_after_s)| Job {
-                kind,
-                submit_s,
-                run_for_s,
-                healthy_after_s,
-                groups,
-            },
-        )
+        .prop_map(|(kind, submit_s, run_for_s, groups, healthy_after_s)| Job {
+            kind,
+            submit_s,
+            run_for_s,
+            healthy_after_s,
+            groups,
+        })
 }
 
 fn action() -> impl Strategy<Value = Action> {
@@ -233,10 +231,12 @@ fn yaml(world: &World) -> String {
         );
         for (g, group) in job.groups.iter().enumerate() {
             // A system group runs at most one allocation per node.
-            let count = if job.kind >= 2 { group.count.min(1) } else { group.count };
-            out += &format!(
-                "      - name: g{g}\n        count: {count}\n        volumes: {{"
-            );
+            let count = if job.kind >= 2 {
+                group.count.min(1)
+            } else {
+                group.count
+            };
+            out += &format!("      - name: g{g}\n        count: {count}\n        volumes: {{");
             let requests: Vec<String> = group
                 .requests
                 .iter()
