@@ -258,6 +258,8 @@ fn job(
         priority: 50,
         constraints: Vec::new(),
         groups,
+        spreads: Vec::new(),
+        affinities: Vec::new(),
     }
 }
 
@@ -330,6 +332,8 @@ fn group(
         memory: rng.range(2, 16) * 64,
         drivers: DRIVER,
         run_for,
+        spreads: Vec::new(),
+        affinities: Vec::new(),
     }
 }
 

@@ -10,6 +10,7 @@ pub mod nomad_hcl;
 pub mod nomad_job;
 pub mod nomad_json;
 pub mod nomad_volume;
+pub mod placement;
 pub mod raw;
 pub mod template;
 pub mod write;

@@ -10,6 +10,7 @@ mod client;
 pub mod feasibility;
 mod initial;
 mod invariants;
+mod placement;
 pub mod rank;
 pub mod reschedule;
 mod scheduler;
