@@ -311,7 +311,7 @@ mod tests {
         assert!(holds("1.2.3", "~> 1.0"));
         assert!(holds("1.2.3", ">= 1.0, < 1.4"));
         assert!(!holds("2.0.1", "~> 1.0"));
-        assert!(holds("1.4", ">= 1.0, < 1.4") == false);
+        assert!(!holds("1.4", ">= 1.0, < 1.4"));
         assert!(holds("1", "~> 1.0"));
         assert!(holds("1.4.0-beta1", ">= 1.4.0-alpha"));
         assert!(

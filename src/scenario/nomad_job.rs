@@ -290,9 +290,10 @@ fn map_constraints(list: &[NomadConstraint], ignored: &mut Ignored) -> Vec<RawCo
         // distinct_hosts takes no attribute.
         let target_ok = operator == "distinct_hosts" || modelled_target(&c.attribute);
         if MODELLED_OPERATORS.contains(&operator) && target_ok {
-            let needs_value = !matches!(operator, "is_set" | "is_not_set")
-                && !(matches!(operator, "distinct_hosts" | "distinct_property")
+            let valueless = matches!(operator, "is_set" | "is_not_set")
+                || (matches!(operator, "distinct_hosts" | "distinct_property")
                     && c.value.is_empty());
+            let needs_value = !valueless;
             out.push(RawConstraint {
                 attribute: c.attribute.trim().to_string(),
                 operator: Some(operator.to_string()),

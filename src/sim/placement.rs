@@ -122,11 +122,16 @@ impl PropertySet {
         }
     }
 
-    fn count(&self, map: Which, node: &NodeSpec) -> Option<(Which, String)> {
-        target_value(&self.target, node).map(|v| (map, self.key(v).to_string()))
-    }
-
-    fn add(&mut self, (which, key): (Which, String)) {
+    /// Counts an allocation of `group` on `node` in one of the maps, if
+    /// the set covers the group and the node has the attribute.
+    fn tally(&mut self, which: Which, group: GroupRef, node: &NodeSpec) {
+        if !self.covers(group) {
+            return;
+        }
+        let Some(value) = target_value(&self.target, node) else {
+            return;
+        };
+        let key = self.key(value).to_string();
         let map = match which {
             Which::Existing => &mut self.existing,
             Which::Proposed => &mut self.proposed,
@@ -278,26 +283,14 @@ impl Simulation<'_> {
             .collect();
         for id in live {
             let alloc = &self.allocs[id.index()];
-            if set.covers(alloc.group) {
-                if let Some(entry) = set.count(Which::Existing, node(alloc.node)) {
-                    set.add(entry);
-                }
-            }
+            set.tally(Which::Existing, alloc.group, node(alloc.node));
         }
         for &id in &prefs.stops {
             let alloc = &self.allocs[id.index()];
-            if set.covers(alloc.group) {
-                if let Some(entry) = set.count(Which::Cleared, node(alloc.node)) {
-                    set.add(entry);
-                }
-            }
+            set.tally(Which::Cleared, alloc.group, node(alloc.node));
         }
         for &(n, g) in &prefs.proposed {
-            if set.covers(g) {
-                if let Some(entry) = set.count(Which::Proposed, node(n)) {
-                    set.add(entry);
-                }
-            }
+            set.tally(Which::Proposed, g, node(n));
         }
         set
     }
@@ -526,11 +519,7 @@ impl Simulation<'_> {
             }),
         );
         for set in sets {
-            if set.covers(group) {
-                if let Some(entry) = set.count(Which::Proposed, node_spec) {
-                    set.add(entry);
-                }
-            }
+            set.tally(Which::Proposed, group, node_spec);
         }
     }
 }
