@@ -55,7 +55,7 @@ pub struct AggregateRow {
     pub policy: Policy,
     pub runs: usize,
     /// Per metric (in `Metric::ALL` order): the summary over runs that
-    /// reached it, and how many did (only `first_full_s` can be unreached).
+    /// reached it, and how many did (see `Metric::may_be_never`).
     pub metrics: Vec<(Option<Summary>, usize)>,
 }
 

@@ -332,6 +332,7 @@ fn group(
         memory: rng.range(2, 16) * 64,
         drivers: DRIVER,
         run_for,
+        healthy_after: Millis::ZERO,
         spreads: Vec::new(),
         affinities: Vec::new(),
     }

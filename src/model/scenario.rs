@@ -378,6 +378,10 @@ pub struct GroupSpec {
     /// The allocation completes when its longest task does; `None` when any
     /// task runs until stopped.
     pub run_for: Option<Millis>,
+    /// Time after the allocation starts running until it is healthy: the
+    /// longest of its tasks' `healthy_after`, because Nomad's allocation
+    /// health waits for every task's checks to pass (allochealth tracker).
+    pub healthy_after: Millis,
     /// Group-level `spread` blocks (Nomad combines them with the job's).
     pub spreads: Vec<Spread>,
     /// Group-level `affinity` blocks, scored after the job's.

@@ -182,16 +182,16 @@ fn summary_fields(summary: Option<&Summary>) -> Vec<String> {
 }
 
 /// aggregate.csv: per grid point and policy, each metric's mean, p50, p95,
-/// min, max and 95% CI half-width (`first_full_s` over the runs that reached
-/// it, counted in `first_full_s_reached`).
+/// min, max and 95% CI half-width (`first_full_s` and `time_to_deploy_s`
+/// over the runs that reached them, counted in `<metric>_reached`).
 pub fn aggregate_csv(experiment: &Experiment, rows: &[aggregate::AggregateRow]) -> Vec<u8> {
     let mut header: Vec<String> = vec!["scenario".into(), "scheduler".into()];
     header.extend(vary_header(experiment));
     header.push("runs".into());
     for metric in Metric::ALL {
         header.extend(STATS.iter().map(|stat| format!("{}_{stat}", metric.name())));
-        if metric == Metric::FirstFullS {
-            header.push("first_full_s_reached".into());
+        if metric.may_be_never() {
+            header.push(format!("{}_reached", metric.name()));
         }
     }
     let body = rows.iter().map(|row| {
@@ -203,7 +203,7 @@ pub fn aggregate_csv(experiment: &Experiment, rows: &[aggregate::AggregateRow]) 
         fields.push(row.runs.to_string());
         for (metric, (summary, reached)) in Metric::ALL.iter().zip(&row.metrics) {
             fields.extend(summary_fields(summary.as_ref()));
-            if *metric == Metric::FirstFullS {
+            if metric.may_be_never() {
                 fields.push(reached.to_string());
             }
         }
@@ -237,7 +237,7 @@ pub fn aggregate_long_csv(experiment: &Experiment, rows: &[aggregate::AggregateR
                     .copied()
                     .zip(summary_fields(summary.as_ref()))
                     .collect();
-                if *metric == Metric::FirstFullS {
+                if metric.may_be_never() {
                     stats.push(("reached", reached.to_string()));
                 }
                 let key = key.clone();

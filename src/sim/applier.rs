@@ -213,6 +213,7 @@ impl Simulation<'_> {
             penalty_nodes,
             followup_at: None,
             migrate: false,
+            healthy_at: None,
         });
         self.after(self.scenario.cluster.pull_delay, Event::AllocPulled(id));
     }

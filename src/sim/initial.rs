@@ -77,7 +77,12 @@ impl Simulation<'_> {
                 penalty_nodes: Vec::new(),
                 followup_at: None,
                 migrate: false,
+                healthy_at: None,
             });
+            if initial.running {
+                // Running before the run began: its checks have passed.
+                self.on_alloc_healthy(id);
+            }
             let kind = if initial.running {
                 TraceKind::Running
             } else {

@@ -8,6 +8,7 @@ mod broker;
 pub mod claims;
 mod client;
 pub mod feasibility;
+mod health;
 mod initial;
 mod invariants;
 mod placement;
@@ -124,6 +125,8 @@ enum Event {
     /// The leader's once-a-minute re-enqueue of evaluations blocked after
     /// exhausting their plan retries (blocked_evals.go UnblockFailed).
     UnblockFailed,
+    /// The allocation has run for its `healthy_after` (see health.rs).
+    AllocHealthy(AllocId),
 }
 
 struct Simulation<'s> {
@@ -208,6 +211,9 @@ impl<'s> Simulation<'s> {
                     eval_queued: false,
                     eval_in_flight: false,
                     eval_dirty: false,
+                    healthy: vec![0; groups],
+                    ever_available: vec![false; groups],
+                    unavailable_since: vec![None; groups],
                 }
             })
             .collect();
@@ -332,6 +338,7 @@ impl<'s> Simulation<'s> {
             Event::ClaimFreed(alloc, volume) => self.claim_freed(alloc, volume),
             Event::ClaimGc => self.claim_gc(),
             Event::UnblockFailed => self.unblock_failed(),
+            Event::AllocHealthy(alloc) => self.alloc_health_due(alloc),
         }
     }
 
@@ -348,6 +355,7 @@ impl<'s> Simulation<'s> {
 
     fn finish(mut self) -> RunOutput {
         let horizon = self.scenario.horizon;
+        self.close_availability();
         for volume in &mut self.volumes {
             if let Some(since) = volume.violating_since.take() {
                 self.metrics.violation_time += horizon - since;
@@ -408,6 +416,9 @@ impl<'s> Simulation<'s> {
                 self.unsatisfied_groups += 1;
             }
         }
+        // The desired count, the job's status or the completed count may
+        // have changed too.
+        self.refresh_availability(group);
     }
 
     fn refresh_job(&mut self, job: JobId) {

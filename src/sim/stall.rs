@@ -144,7 +144,8 @@ impl Simulation<'_> {
             | Event::TaskComplete(alloc)
             | Event::NodeDetach(alloc, _)
             | Event::ControllerDetach(alloc, _)
-            | Event::ClaimFreed(alloc, _) => alloc_job(alloc),
+            | Event::ClaimFreed(alloc, _)
+            | Event::AllocHealthy(alloc) => alloc_job(alloc),
             Event::Timeline(_) | Event::ClaimGc | Event::UnblockFailed => None,
         }
     }
