@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 
 use plansim::model::access::AccessMode;
-use plansim::model::scenario::ConstraintTarget;
+use plansim::model::scenario::{ConstraintOperator, ConstraintTarget};
 use plansim::scenario::{load_file, load_file_with_warnings};
 
 const SEED_REPORT: &str = "scenarios/seed-report-nomad/seed-report-nomad.yaml";
@@ -193,14 +193,19 @@ fn variables_locals_and_functions_are_evaluated() {
     // template blocks, and the unreadable local they use, are not in it.
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     let warning = warnings[0].to_string();
-    for field in [
-        "spread (line 32)",
-        "static port \"http\" (line 44)",
-        "affinity (line 75)",
-        "constraint distinct_hosts true (line 39)",
-    ] {
+    for field in ["static port \"http\" (line 44)", "affinity (line 75)"] {
         assert!(warning.contains(field), "{field}: {warning}");
     }
+    // The job's spread and the group's `distinct_hosts = true` shorthand
+    // are read, not warned about.
+    assert!(!warning.contains("spread") && !warning.contains("distinct_hosts"));
+    assert_eq!(job.spreads.len(), 1);
+    assert_eq!(job.spreads[0].target, ConstraintTarget::Datacenter);
+    assert_eq!(job.spreads[0].weight, 50, "Nomad's default weight");
+    assert!(job.spreads[0].targets.is_empty());
+    let distinct = &group.constraints[0];
+    assert_eq!(distinct.operator, ConstraintOperator::DistinctHosts);
+    assert_eq!(distinct.value, "true");
     assert!(!warning.contains("config") && !warning.contains("template"));
     assert!(warning.contains("evaluated.nomad.hcl:23:1:"), "{warning}");
 }

@@ -263,6 +263,8 @@ fn job(
         priority: 50,
         constraints: Vec::new(),
         groups,
+        spreads: Vec::new(),
+        affinities: Vec::new(),
     }
 }
 
@@ -337,6 +339,8 @@ fn group(
         run_for,
         csi_plugins: Vec::new(),
         healthy_after: Millis::ZERO,
+        spreads: Vec::new(),
+        affinities: Vec::new(),
     }
 }
 

@@ -295,6 +295,10 @@ pub struct JobSpec {
     pub priority: u32,
     pub constraints: Vec<Constraint>,
     pub groups: Vec<GroupSpec>,
+    /// Job-level `spread` blocks (they apply to every group).
+    pub spreads: Vec<Spread>,
+    /// Job-level `affinity` blocks.
+    pub affinities: Vec<Affinity>,
 }
 
 impl JobSpec {
@@ -307,6 +311,26 @@ impl JobSpec {
     pub fn is_system(&self) -> bool {
         self.kind.is_system()
     }
+
+    /// Whether placing this job needs spread or affinity scores or the
+    /// distinct_hosts / distinct_property iterators: jobs without them skip
+    /// that machinery entirely.
+    pub fn uses_placement_preferences(&self) -> bool {
+        let distinct = |list: &[Constraint]| {
+            list.iter().any(|c| {
+                matches!(
+                    c.operator,
+                    ConstraintOperator::DistinctHosts | ConstraintOperator::DistinctProperty
+                )
+            })
+        };
+        !self.spreads.is_empty()
+            || !self.affinities.is_empty()
+            || distinct(&self.constraints)
+            || self.groups.iter().any(|g| {
+                !g.spreads.is_empty() || !g.affinities.is_empty() || distinct(&g.constraints)
+            })
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -316,6 +340,8 @@ pub enum ConstraintTarget {
     Datacenter,
     NodeClass,
     NodeName,
+    /// No attribute (`distinct_hosts` takes none).
+    Unset,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -324,6 +350,24 @@ pub enum ConstraintOperator {
     NotEqual,
     IsSet,
     IsNotSet,
+    /// `<`, `<=`, `>`, `>=`: lexical in 1.2.6; as integers, else floats,
+    /// else lexically in 2.0.5.
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    /// `regexp`: the compiled expression is in `Constraint::matcher`.
+    Regexp,
+    /// `version` and `semver`: the parsed constraints are in the matcher.
+    Version,
+    Semver,
+    /// `set_contains` (= `set_contains_all`) and `set_contains_any`.
+    SetContainsAll,
+    SetContainsAny,
+    /// Checked by their own iterators after the constraint checks; the
+    /// constraint checker lets every node through them.
+    DistinctHosts,
+    DistinctProperty,
 }
 
 #[derive(Clone, Debug)]
@@ -333,6 +377,51 @@ pub struct Constraint {
     pub value: String,
     /// The constraint as the user wrote it, for Nomad-style filter reasons.
     pub text: String,
+    /// What was compiled from `value` at load (regexp, version
+    /// constraints, distinct_property's allowed count).
+    pub matcher: Matcher,
+    /// The attribute and operator as written (`${attr.rack}`, `==`).
+    pub attribute: String,
+    pub operator_text: String,
+}
+
+/// The part of a constraint's value that is parsed once, at load.
+#[derive(Clone, Debug, Default)]
+pub enum Matcher {
+    #[default]
+    None,
+    Regexp(regex::Regex),
+    Version(super::version::VersionConstraints),
+    /// distinct_property: how many allocations may share a value (default 1).
+    AllowedCount(u64),
+}
+
+/// A `spread` block: allocations spread over the values of `target`, by
+/// `targets` percentages (the rest, if under 100, to any other value), or
+/// evenly when there are no targets.
+#[derive(Clone, Debug)]
+pub struct Spread {
+    pub target: ConstraintTarget,
+    /// As written (`${node.datacenter}`): Nomad keys spreads by it.
+    pub attribute: String,
+    /// 1..=100.
+    pub weight: u8,
+    pub targets: Vec<SpreadTarget>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpreadTarget {
+    pub value: String,
+    /// 0..=100; the targets of a spread sum to at most 100.
+    pub percent: u8,
+}
+
+/// An `affinity` block: a constraint that scores instead of filtering.
+#[derive(Clone, Debug)]
+pub struct Affinity {
+    pub constraint: Constraint,
+    /// -100..=100, never 0.
+    pub weight: i8,
 }
 
 #[derive(Clone, Debug)]
@@ -356,6 +445,10 @@ pub struct GroupSpec {
     /// longest of its tasks' `healthy_after`, because Nomad's allocation
     /// health waits for every task's checks to pass (allochealth tracker).
     pub healthy_after: Millis,
+    /// Group-level `spread` blocks (Nomad combines them with the job's).
+    pub spreads: Vec<Spread>,
+    /// Group-level `affinity` blocks, scored after the job's.
+    pub affinities: Vec<Affinity>,
 }
 
 #[derive(Clone, Debug)]

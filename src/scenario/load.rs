@@ -813,6 +813,8 @@ fn resolve_job(
         priority,
         constraints,
         groups,
+        spreads: super::placement::resolve_spreads(job.spread.as_deref(), &path)?,
+        affinities: super::placement::resolve_affinities(job.affinity.as_deref(), &path)?,
     })
 }
 
@@ -822,42 +824,13 @@ fn resolve_constraints(
     path: &str,
 ) -> Result<Vec<Constraint>, Fail> {
     raw.iter()
-        .map(|c| {
-            let target = parse_constraint_target(&c.attribute)
-                .map_err(|message| (Some(at), format!("{path}.constraints: {message}")))?;
-            let operator_text = c.operator.as_deref().unwrap_or("=");
-            let operator = match operator_text {
-                "=" | "==" | "is" => ConstraintOperator::Equal,
-                "!=" | "not" => ConstraintOperator::NotEqual,
-                "is_set" => ConstraintOperator::IsSet,
-                "is_not_set" => ConstraintOperator::IsNotSet,
-                other => {
-                    return fail(at, format!(
-                        "{path}.constraints: operator \"{other}\" is not supported (use =, ==, is, !=, not, is_set, is_not_set)"
-                    ));
-                }
-            };
-            let needs_value = matches!(operator, ConstraintOperator::Equal | ConstraintOperator::NotEqual);
-            let value = c.value.clone().unwrap_or_default();
-            if needs_value && c.value.is_none() {
-                return fail(at, format!(
-                    "{path}.constraints: operator \"{operator_text}\" on \"{}\" needs a value",
-                    c.attribute
-                ));
-            }
-            let text = if needs_value {
-                format!("{} {operator_text} {value}", c.attribute)
-            } else {
-                format!("{} {operator_text}", c.attribute)
-            };
-            Ok(Constraint { target, operator, value, text })
-        })
+        .map(|c| super::placement::resolve_constraint(c, at, path))
         .collect()
 }
 
 /// `rack` and Nomad's `${attr.rack}` both name an attribute; `${node.*}`
 /// names the node's own fields.
-fn parse_constraint_target(attribute: &str) -> Result<ConstraintTarget, String> {
+pub(super) fn parse_constraint_target(attribute: &str) -> Result<ConstraintTarget, String> {
     let trimmed = attribute.trim();
     let Some(inner) = trimmed.strip_prefix("${").and_then(|s| s.strip_suffix('}')) else {
         if trimmed.is_empty() {
@@ -1023,6 +996,8 @@ fn resolve_group(
         healthy_after,
         constraints: resolve_constraints(group.constraints.as_deref().unwrap_or(&[]), at, &path)?,
         csi_plugins: Vec::new(),
+        spreads: super::placement::resolve_spreads(group.spread.as_deref(), &path)?,
+        affinities: super::placement::resolve_affinities(group.affinity.as_deref(), &path)?,
     })
 }
 

@@ -11,6 +11,7 @@ pub mod nomad_job;
 pub mod nomad_json;
 pub mod nomad_volume;
 mod plugin_jobs;
+pub mod placement;
 pub mod raw;
 mod system;
 pub mod template;

@@ -158,12 +158,18 @@ pub struct RawJob {
     pub file: Option<String>,
     /// With `file:`: overrides of group counts, by group name.
     pub count: Option<BTreeMap<String, RawCount>>,
+    /// Nomad's `spread` blocks, for every group of the job.
+    pub spread: Option<Vec<Spanned<RawSpread>>>,
+    /// Nomad's `affinity` blocks, for every group of the job.
+    pub affinity: Option<Vec<Spanned<RawAffinity>>>,
 }
 
 #[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawConstraint {
+    /// Empty only for `distinct_hosts`, which takes no attribute.
+    #[serde(default)]
     pub attribute: String,
     pub operator: Option<String>,
     pub value: Option<String>,
@@ -179,6 +185,37 @@ pub struct RawGroup {
     pub reschedule: Option<RawReschedule>,
     pub constraints: Option<Vec<RawConstraint>>,
     pub tasks: Vec<Spanned<RawTask>>,
+    pub spread: Option<Vec<Spanned<RawSpread>>>,
+    pub affinity: Option<Vec<Spanned<RawAffinity>>>,
+}
+
+/// Nomad's `spread` block.
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSpread {
+    pub attribute: String,
+    pub weight: Option<i64>,
+    pub targets: Option<Vec<RawSpreadTarget>>,
+}
+
+/// One `target` of a spread block.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSpreadTarget {
+    pub value: String,
+    pub percent: i64,
+}
+
+/// Nomad's `affinity` block.
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAffinity {
+    pub attribute: String,
+    pub operator: Option<String>,
+    pub value: Option<String>,
+    pub weight: Option<i64>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]

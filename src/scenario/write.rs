@@ -332,30 +332,28 @@ fn write_volumes(out: &mut String, scenario: &Scenario) {
     }
 }
 
-/// A constraint as the user wrote it: `Constraint::text` keeps the
-/// attribute and operator spellings (`${attr.rack}`, `is`) the model folds.
+/// A constraint as the user wrote it (the attribute and operator
+/// spellings, `${attr.rack}`, `is`, that the model folds).
 fn constraint(c: &Constraint) -> String {
-    let needs_value = matches!(
+    let mut line = "{".to_string();
+    if !c.attribute.is_empty() {
+        let _ = write!(line, "attribute: {}, ", text(&c.attribute));
+    }
+    let _ = write!(
+        line,
+        "operator: {}",
+        serde_json::to_string(&c.operator_text).expect("a string serializes")
+    );
+    let valueless = matches!(
         c.operator,
-        ConstraintOperator::Equal | ConstraintOperator::NotEqual
+        ConstraintOperator::IsSet
+            | ConstraintOperator::IsNotSet
+            | ConstraintOperator::DistinctHosts
+            | ConstraintOperator::DistinctProperty
     );
-    let head = if needs_value {
-        c.text
-            .strip_suffix(c.value.as_str())
-            .and_then(|s| s.strip_suffix(' '))
-    } else {
-        Some(c.text.as_str())
-    };
-    let (attribute, operator) = head.and_then(|h| h.rsplit_once(' ')).unwrap_or(("", "="));
-    let mut line = format!(
-        "{{attribute: {}, operator: {}",
-        text(attribute),
-        serde_json::to_string(operator).expect("a string serializes")
-    );
-    if needs_value {
+    if !valueless || !c.value.is_empty() {
         let _ = write!(line, ", value: {}", text(&c.value));
     }
-    line.push('}');
     line
 }
 
@@ -365,7 +363,37 @@ fn write_constraints(out: &mut String, indent: &str, constraints: &[Constraint])
     }
     let _ = writeln!(out, "{indent}constraints:");
     for c in constraints {
-        let _ = writeln!(out, "{indent}  - {}", constraint(c));
+        let _ = writeln!(out, "{indent}  - {}}}", constraint(c));
+    }
+}
+
+/// `spread` and `affinity` blocks, as the loader reads them back.
+fn write_preferences(out: &mut String, indent: &str, spreads: &[Spread], affinities: &[Affinity]) {
+    if !spreads.is_empty() {
+        let _ = writeln!(out, "{indent}spread:");
+        for s in spreads {
+            let mut line = format!("{{attribute: {}, weight: {}", text(&s.attribute), s.weight);
+            if !s.targets.is_empty() {
+                let targets: Vec<String> = s
+                    .targets
+                    .iter()
+                    .map(|t| format!("{{value: {}, percent: {}}}", text(&t.value), t.percent))
+                    .collect();
+                let _ = write!(line, ", targets: [{}]", targets.join(", "));
+            }
+            let _ = writeln!(out, "{indent}  - {line}}}");
+        }
+    }
+    if !affinities.is_empty() {
+        let _ = writeln!(out, "{indent}affinity:");
+        for a in affinities {
+            let _ = writeln!(
+                out,
+                "{indent}  - {}, weight: {}}}",
+                constraint(&a.constraint),
+                a.weight
+            );
+        }
     }
 }
 
@@ -393,6 +421,7 @@ fn write_jobs(out: &mut String, scenario: &Scenario) {
             let _ = writeln!(out, "    priority: {}", job.priority);
         }
         write_constraints(out, "    ", &job.constraints);
+        write_preferences(out, "    ", &job.spreads, &job.affinities);
         out.push_str("    groups:\n");
         for group in &job.groups {
             write_group(out, scenario, job.kind, group);
@@ -436,6 +465,7 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
         }
     }
     write_constraints(out, "        ", &group.constraints);
+    write_preferences(out, "        ", &group.spreads, &group.affinities);
     let policy = &group.reschedule;
     let defaults = ReschedulePolicy::default_for(kind);
     if *policy != defaults {

@@ -12,6 +12,7 @@ mod health;
 mod initial;
 mod invariants;
 mod plugins;
+mod placement;
 pub mod rank;
 pub mod reschedule;
 mod scheduler;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::claims::{write_claims_exhausted, write_schedulable};
 use super::feasibility::{
-    FilterReason, PlacementFailure, constraint_holds, plan_aware_claim_check, top_reason,
+    FilterReason, PlacementFailure, constraint_holds_at, plan_aware_claim_check, top_reason,
 };
 use super::rank::{self, MAX_SKIP, SKIP_THRESHOLD};
 use super::reschedule::{RESCHEDULE_WINDOW, followup_windows, reschedule_eligible};
@@ -84,6 +84,11 @@ pub(super) struct PlanContext {
     group_classes: Vec<Option<bool>>,
     /// Set when 1.2.6's wrapper ends the node iteration early.
     stop_iterating: bool,
+    /// Spread, affinity and distinct_* state (only for jobs that have them).
+    preferences: Option<Box<super::placement::Preferences>>,
+    /// The limit a group with spread or affinity raised: Nomad's stack keeps
+    /// it for the rest of the evaluation.
+    raised_limit: Option<usize>,
 }
 
 /// A volume request with its source resolved for one allocation index.
@@ -126,7 +131,9 @@ fn escapes(constraints: &[Constraint]) -> bool {
     constraints.iter().any(|c| match &c.target {
         ConstraintTarget::NodeName => true,
         ConstraintTarget::Attribute(key) => key.starts_with("unique."),
-        ConstraintTarget::Datacenter | ConstraintTarget::NodeClass => false,
+        ConstraintTarget::Datacenter | ConstraintTarget::NodeClass | ConstraintTarget::Unset => {
+            false
+        }
     })
 }
 
@@ -152,6 +159,7 @@ impl Simulation<'_> {
         }
         let order = self.candidate_nodes(job);
         let mut ctx = self.plan_context(job, order);
+        ctx.preferences = self.preferences(job, &plan.stops);
         let mut failures: BTreeMap<GroupRef, PlacementFailure> = BTreeMap::new();
         for want in wants {
             // generic_sched.go computePlacements: once a group failed to
@@ -507,7 +515,16 @@ impl Simulation<'_> {
             return Err(BTreeMap::from([(FilterReason::NoNodes, 0)]));
         }
         let batch = self.scenario.jobs[group.job.index()].is_batch();
-        let limit = rank::score_limit(total, batch);
+        if let Some(prefs) = ctx.preferences.as_deref_mut() {
+            // stack.go Select: spread or affinity scores max(count, 100) nodes.
+            if self.prepare_group(prefs, group) {
+                let count = self.jobs[group.job.index()].counts[group.group_index()];
+                ctx.raised_limit = Some(rank::preference_limit(count));
+            }
+        }
+        let limit = ctx
+            .raised_limit
+            .unwrap_or_else(|| rank::score_limit(total, batch));
         let mut filtered: BTreeMap<FilterReason, u32> = BTreeMap::new();
         let mut taken: Vec<(NodeId, f64)> = Vec::with_capacity(limit);
         let mut skipped: Vec<(NodeId, f64)> = Vec::new();
@@ -564,7 +581,7 @@ impl Simulation<'_> {
                 let failed = job_spec
                     .constraints
                     .iter()
-                    .position(|c| !constraint_holds(c, node_spec));
+                    .position(|c| !constraint_holds_at(c, node_spec, self.policy.nomad()));
                 if !job_escaped {
                     ctx.job_classes[class as usize] = Some(failed.is_none());
                 }
@@ -596,7 +613,7 @@ impl Simulation<'_> {
                     group_spec
                         .constraints
                         .iter()
-                        .position(|c| !constraint_holds(c, node_spec))
+                        .position(|c| !constraint_holds_at(c, node_spec, self.policy.nomad()))
                         .map(|i| FilterReason::Constraint {
                             group,
                             index: job_spec.constraints.len() + i,
@@ -612,6 +629,13 @@ impl Simulation<'_> {
                 self.check_volumes(ctx, node, group, volumes)?;
             }
         }
+        if let Some(prefs) = ctx.preferences.as_deref() {
+            // The distinct_hosts and distinct_property iterators follow the
+            // feasibility wrapper, before bin-packing.
+            self.check_distinct(prefs, node, group, |g| {
+                ctx.group_on_node.get(&(node, g)).copied().unwrap_or(0)
+            })?;
+        }
         let (plan_cpu, plan_memory) = ctx.resources[node.index()];
         let used_cpu = node_state.used_cpu + plan_cpu + group_spec.cpu;
         let used_memory = node_state.used_memory + plan_memory + group_spec.memory;
@@ -622,7 +646,7 @@ impl Simulation<'_> {
             return Err(FilterReason::MemoryExhausted);
         }
 
-        let mut scores = [0.0; 3];
+        let mut scores = [0.0; 5];
         let mut appended = 0;
         let fitness = match self.scenario.cluster.scheduler_algorithm {
             SchedulerAlgorithm::Binpack => rank::binpack_score,
@@ -640,6 +664,12 @@ impl Simulation<'_> {
         if penalty.contains(&node) {
             scores[appended] = rank::RESCHEDULE_PENALTY;
             appended += 1;
+        }
+        if let Some(prefs) = ctx.preferences.as_deref_mut() {
+            self.preference_scores(prefs, node, group, |score| {
+                scores[appended] = score;
+                appended += 1;
+            });
         }
         Ok(rank::final_score(&scores[..appended]))
     }
@@ -801,6 +831,9 @@ impl Simulation<'_> {
         entry.0 += spec.cpu;
         entry.1 += spec.memory;
         *ctx.group_on_node.entry((node, group)).or_default() += 1;
+        if let Some(prefs) = ctx.preferences.as_deref_mut() {
+            self.note_proposed(prefs, node, group);
+        }
         for (&(volume, mode), &claim) in volumes.iter().zip(claim_modes) {
             ctx.claims.entry(volume).or_default().add(mode);
             ctx.modes.entry(volume).or_insert(claim);
