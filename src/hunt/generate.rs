@@ -258,6 +258,7 @@ fn job(
         priority: 50,
         constraints: Vec::new(),
         groups,
+        versions: Vec::new(),
     }
 }
 
@@ -331,6 +332,8 @@ fn group(
         drivers: DRIVER,
         run_for,
         healthy_after: Millis::ZERO,
+        // As the loader gives a service group without an `update` block.
+        update: (kind == JobKind::Service).then(Default::default),
     }
 }
 

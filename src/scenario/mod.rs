@@ -12,6 +12,7 @@ pub mod nomad_json;
 pub mod nomad_volume;
 pub mod raw;
 pub mod template;
+pub mod update;
 pub mod write;
 
 pub use error::LoadError;

@@ -14,6 +14,7 @@ use hcl::eval::{Context, Evaluate, FuncArgs, FuncDef, ParamType};
 
 use super::error::{LoadError, Position};
 use super::nomad_job::*;
+use super::raw::{RawCount, RawDuration, RawUpdate};
 use crate::model::time::{Millis, parse_duration};
 
 /// A parsed HCL file: its text (for positions) and its evaluation context.
@@ -305,7 +306,7 @@ const JOB: Schema = Schema {
         ],
     ),
     blocks: (
-        &["group", "constraint", "reschedule"],
+        &["group", "constraint", "reschedule", "update"],
         &["meta", "vault", "consul", "ui", "parameterized", "periodic"],
     ),
 };
@@ -313,7 +314,14 @@ const JOB: Schema = Schema {
 const GROUP: Schema = Schema {
     attributes: (&["count"], &["shutdown_delay", "meta"]),
     blocks: (
-        &["task", "volume", "constraint", "reschedule", "network"],
+        &[
+            "task",
+            "volume",
+            "constraint",
+            "reschedule",
+            "network",
+            "update",
+        ],
         &["restart", "service", "scaling", "meta", "consul", "vault"],
     ),
 };
@@ -419,6 +427,7 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
             Structure::Block(block) => match block.ident.as_str() {
                 "group" => job.groups.push(parse_group(&hcl, block, &mut ignored)?),
                 "constraint" => job.constraints.push(parse_constraint(&hcl, block)?),
+                "update" => job.update = Some(parse_update(&hcl, block)?),
                 _ => job_reschedule = Some(parse_reschedule(&hcl, block)?),
             },
         }
@@ -483,6 +492,7 @@ fn parse_group(
                 )?),
                 "volume" => group.volumes.push(parse_volume_request(hcl, inner)?),
                 "constraint" => group.constraints.push(parse_constraint(hcl, inner)?),
+                "update" => group.update = Some(parse_update(hcl, inner)?),
                 "network" => {
                     // Dynamic ports are nearly always free; a static port
                     // must be free on the node: that is placement.
@@ -623,6 +633,36 @@ fn parse_constraint(hcl: &HclFile, block: &Block) -> Result<NomadConstraint, Loa
         }
     }
     Ok(constraint)
+}
+
+/// Nomad's `update` block (job or group level); `health_check` is not
+/// modelled (health is `healthy_after`).
+fn parse_update(hcl: &HclFile, block: &Block) -> Result<RawUpdate, LoadError> {
+    let mut u = RawUpdate::default();
+    for attr in block.body.attributes() {
+        let count = || -> Result<RawCount, LoadError> {
+            let n = hcl.int(attr)?;
+            u32::try_from(n).map(RawCount).map_err(|_| {
+                hcl.error(
+                    attr.span(),
+                    format!("{}: {n} is not a count of at least 0", attr.key.as_str()),
+                )
+            })
+        };
+        let duration = || hcl.duration(attr).map(RawDuration);
+        match attr.key.as_str() {
+            "max_parallel" => u.max_parallel = Some(count()?),
+            "canary" => u.canary = Some(count()?),
+            "min_healthy_time" => u.min_healthy_time = Some(duration()?),
+            "healthy_deadline" => u.healthy_deadline = Some(duration()?),
+            "progress_deadline" => u.progress_deadline = Some(duration()?),
+            "stagger" => u.stagger = Some(duration()?),
+            "auto_revert" => u.auto_revert = Some(hcl.boolean(attr)?),
+            "auto_promote" => u.auto_promote = Some(hcl.boolean(attr)?),
+            _ => {}
+        }
+    }
+    Ok(u)
 }
 
 fn parse_reschedule(hcl: &HclFile, block: &Block) -> Result<NomadReschedule, LoadError> {

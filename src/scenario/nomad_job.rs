@@ -27,6 +27,8 @@ pub struct NomadJob {
     pub datacenters: Option<Vec<String>>,
     pub constraints: Vec<NomadConstraint>,
     pub groups: Vec<NomadGroup>,
+    /// The job's `update` block (`Update`), which groups inherit.
+    pub update: Option<crate::scenario::raw::RawUpdate>,
     /// Fields that could change placement and that plansim does not model:
     /// what, and where.
     pub ignored: Ignored,
@@ -49,6 +51,8 @@ pub struct NomadGroup {
     pub reschedule: Option<NomadReschedule>,
     pub constraints: Vec<NomadConstraint>,
     pub tasks: Vec<NomadTask>,
+    /// The group's `update` block, merged over the job's by the resolver.
+    pub update: Option<crate::scenario::raw::RawUpdate>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -202,6 +206,7 @@ pub fn to_raw_job(
                     .transpose()?,
                 constraints: non_empty(map_constraints(&group.constraints, &mut ignored)),
                 tasks,
+                update: group.update.clone(),
             },
             location,
             location,
@@ -223,6 +228,7 @@ pub fn to_raw_job(
         groups,
         file: None,
         count: None,
+        update: job.update.clone(),
     };
     Ok((raw, ignored))
 }

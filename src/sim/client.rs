@@ -294,7 +294,9 @@ impl Simulation<'_> {
         });
         self.refresh_group(group);
         self.begin_health(id);
-        let run_for = self.scenario.jobs[group.job.index()].groups[group.group_index()].run_for;
+        let version = self.allocs[id.index()].version;
+        let run_for =
+            self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()].run_for;
         if let Some(run_for) = run_for {
             self.after(run_for, Event::TaskComplete(id));
         }
@@ -333,7 +335,9 @@ impl Simulation<'_> {
         if terminal == AllocState::Complete {
             job.complete[group.group_index()] += 1;
         }
-        let group_spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
+        let version = self.allocs[id.index()].version;
+        let group_spec =
+            &self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()];
         let node_state = &mut self.nodes[node.index()];
         node_state.used_cpu -= group_spec.cpu;
         node_state.used_memory -= group_spec.memory;
@@ -376,7 +380,9 @@ impl Simulation<'_> {
         });
         self.refresh_group(group);
         if terminal == AllocState::Failed {
-            // Nomad creates an evaluation when an allocation fails.
+            // A deployment's allocation that fails before it is healthy is
+            // unhealthy (allochealth); Nomad creates an evaluation too.
+            self.deploy_alloc_unhealthy(id);
             self.enqueue_eval(group.job);
         }
         self.unblock_class(node);
