@@ -54,6 +54,8 @@ enum Action {
     StopJob(usize),
     PluginHealth(usize, bool),
     ControllerHealth(bool),
+    /// `update_job`: a new version (with a changed cpu, or bare), or counts only.
+    UpdateJob(usize, Option<u32>, u32),
 }
 
 #[derive(Debug, Clone)]
@@ -123,6 +125,12 @@ fn action() -> impl Strategy<Value = Action> {
         (0usize..4).prop_map(Action::StopJob),
         (0usize..6, any::<bool>()).prop_map(|(n, h)| Action::PluginHealth(n, h)),
         any::<bool>().prop_map(Action::ControllerHealth),
+        (
+            0usize..4,
+            prop::option::of(prop::sample::select(vec![100u32, 700])),
+            0u32..4
+        )
+            .prop_map(|(j, cpu, c)| Action::UpdateJob(j, cpu, c)),
     ]
 }
 
@@ -289,6 +297,13 @@ fn yaml(world: &World) -> String {
                     format!("scale: {{job: j{}, group: g0, count: {count}}}", j % jobs)
                 }
                 Action::StopJob(j) => format!("stop_job: j{}", j % jobs),
+                Action::UpdateJob(j, cpu, count) => {
+                    let cpu = cpu.map(|c| format!(", cpu: {c}")).unwrap_or_default();
+                    format!(
+                        "update_job: {{job: j{}, groups: {{g0: {{count: {count}{cpu}}}}}}}",
+                        j % jobs
+                    )
+                }
                 Action::PluginHealth(n, healthy) => {
                     format!(
                         "plugin_health: {{plugin: csi, node: n{}, healthy: {healthy}}}",
@@ -302,7 +317,7 @@ fn yaml(world: &World) -> String {
             // scale and stop_job act on a submitted job: the loader refuses
             // one at or before the job's submit_at.
             let at = match action {
-                Action::Scale(j, _) | Action::StopJob(j) => {
+                Action::Scale(j, _) | Action::StopJob(j) | Action::UpdateJob(j, _, _) => {
                     (*at).max(world.jobs[j % jobs].submit_s + 1)
                 }
                 _ => *at,

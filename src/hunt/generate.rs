@@ -265,6 +265,7 @@ fn job(
         groups,
         spreads: Vec::new(),
         affinities: Vec::new(),
+        versions: Vec::new(),
     }
 }
 
@@ -341,6 +342,8 @@ fn group(
         healthy_after: Millis::ZERO,
         spreads: Vec::new(),
         affinities: Vec::new(),
+        // As the loader gives a service group without an `update` block.
+        update: (kind == JobKind::Service).then(Default::default),
     }
 }
 

@@ -299,6 +299,9 @@ pub struct JobSpec {
     pub spreads: Vec<Spread>,
     /// Job-level `affinity` blocks.
     pub affinities: Vec<Affinity>,
+    /// The groups of each later version (`update_job`), oldest first:
+    /// version `v` (from 1) is `versions[v - 1]`; version 0 is `groups`.
+    pub versions: Vec<Vec<GroupSpec>>,
 }
 
 impl JobSpec {
@@ -331,6 +334,53 @@ impl JobSpec {
                 !g.spreads.is_empty() || !g.affinities.is_empty() || distinct(&g.constraints)
             })
     }
+
+    /// The groups of version `version` (0: as registered).
+    pub fn groups_of(&self, version: u32) -> &[GroupSpec] {
+        match version {
+            0 => &self.groups,
+            v => &self.versions[v as usize - 1],
+        }
+    }
+}
+
+/// Nomad's `update` block, merged (group fields over the job's) and with
+/// Nomad's defaults (structs.go DefaultUpdateStrategy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UpdateStrategy {
+    pub max_parallel: u32,
+    pub canary: u32,
+    pub min_healthy_time: Millis,
+    pub healthy_deadline: Millis,
+    pub progress_deadline: Millis,
+    pub auto_revert: bool,
+    pub auto_promote: bool,
+    pub stagger: Millis,
+}
+
+impl Default for UpdateStrategy {
+    fn default() -> Self {
+        UpdateStrategy {
+            max_parallel: 1,
+            canary: 0,
+            min_healthy_time: Millis::from_secs(10),
+            healthy_deadline: Millis::from_secs(5 * 60),
+            progress_deadline: Millis::from_secs(10 * 60),
+            auto_revert: false,
+            auto_promote: false,
+            stagger: Millis::from_secs(30),
+        }
+    }
+}
+
+/// What an `update_job` changes in one group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupOverride {
+    pub group: usize,
+    pub count: Option<u32>,
+    pub cpu: Option<u64>,
+    pub memory: Option<u64>,
+    pub healthy_after: Option<Millis>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -449,6 +499,9 @@ pub struct GroupSpec {
     pub spreads: Vec<Spread>,
     /// Group-level `affinity` blocks, scored after the job's.
     pub affinities: Vec<Affinity>,
+    /// The update strategy; `None` for a batch job or `max_parallel: 0`
+    /// (Nomad's UpdateStrategy.IsEmpty: every update at once, no deployment).
+    pub update: Option<UpdateStrategy>,
 }
 
 #[derive(Clone, Debug)]
@@ -563,13 +616,22 @@ pub enum TimelineAction {
         plugin: PluginId,
         healthy: bool,
     },
+    /// `update_job`: a new version of the job (`version`, from 1), or, when
+    /// only counts change, `None`: the counts change in place, as a scale.
+    UpdateJob {
+        job: JobId,
+        version: Option<u32>,
+        overrides: Vec<GroupOverride>,
+    },
 }
 
 impl TimelineAction {
     /// The job the action is about, if it is about one.
     pub fn job(&self) -> Option<JobId> {
         match self {
-            TimelineAction::Scale { job, .. } | TimelineAction::StopJob(job) => Some(*job),
+            TimelineAction::Scale { job, .. }
+            | TimelineAction::StopJob(job)
+            | TimelineAction::UpdateJob { job, .. } => Some(*job),
             _ => None,
         }
     }

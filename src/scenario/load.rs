@@ -334,7 +334,7 @@ fn resolve_scenario(
     )?;
     expand_datacenter_globs(&nodes, &mut jobs);
     super::plugin_jobs::place_job_plugins(&mut nodes, &jobs);
-    let events = resolve_events(
+    let mut events = resolve_events(
         &raw.events,
         horizon,
         &nodes,
@@ -343,6 +343,7 @@ fn resolve_scenario(
         dangling,
         warnings,
     )?;
+    super::update::assign_versions(&mut jobs, &mut events);
     check_allocation_budget(&jobs, &events, nodes.len())?;
     let expectations = resolve_expectations(raw.expect, &policies)?;
 
@@ -803,6 +804,8 @@ fn resolve_job(
         names.insert(&group.value.name, group.referenced)?;
         let mut resolved = resolve_group(group, &path, kind, volume_by_name, driver_names)?;
         resolved.csi_plugins = super::plugin_jobs::group_plugins(&group.value, plugin_ids);
+        resolved.update =
+            super::update::merge(kind, job.update.as_ref(), group.value.update.as_ref());
         groups.push(resolved);
     }
     Ok(JobSpec {
@@ -815,6 +818,7 @@ fn resolve_job(
         groups,
         spreads: super::placement::resolve_spreads(job.spread.as_deref(), &path)?,
         affinities: super::placement::resolve_affinities(job.affinity.as_deref(), &path)?,
+        versions: Vec::new(),
     })
 }
 
@@ -994,6 +998,7 @@ fn resolve_group(
         drivers,
         run_for,
         healthy_after,
+        update: None,
         constraints: resolve_constraints(group.constraints.as_deref().unwrap_or(&[]), at, &path)?,
         csi_plugins: Vec::new(),
         spreads: super::placement::resolve_spreads(group.spread.as_deref(), &path)?,
@@ -1216,13 +1221,43 @@ impl EventContext<'_> {
                 healthy: health.healthy,
             });
         }
+        if let Some(update) = &event.update_job {
+            let job_id = job(&update.job, "update_job.job")?;
+            let spec = &self.jobs[job_id.index()];
+            let mut overrides = Vec::new();
+            for (name, raw) in update.groups.iter().flatten() {
+                let Some(group) = spec.groups.iter().position(|g| &g.name == name) else {
+                    return Err(EventError::Invalid((
+                        Some(at),
+                        format!(
+                            "{path}.update_job.groups: job \"{}\" has no group \"{name}\"",
+                            update.job
+                        ),
+                    )));
+                };
+                if let Some(count) = raw.count {
+                    check_allocation_count(
+                        count.0,
+                        &format!("{path}.update_job.groups.{name}.count"),
+                        at,
+                    )?;
+                }
+                overrides.push(super::update::override_of(group, raw));
+            }
+            self.check_submitted(event.at.0, job_id, &format!("{path}.update_job"), at)?;
+            actions.push(TimelineAction::UpdateJob {
+                job: job_id,
+                version: None,
+                overrides,
+            });
+        }
         let action = match actions.len() {
             1 => actions.pop().expect("one action"),
             0 => {
                 return Err(EventError::Invalid((
                     Some(at),
                     format!(
-                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job"
+                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job"
                     ),
                 )));
             }
@@ -1273,6 +1308,12 @@ fn check_allocation_budget(
     for event in events {
         if let TimelineAction::Scale { count, .. } = event.action {
             total = total.saturating_add(u64::from(count));
+        }
+        if let TimelineAction::UpdateJob { overrides, .. } = &event.action {
+            // A destructive update places a new allocation beside each old one.
+            for o in overrides {
+                total = total.saturating_add(u64::from(o.count.unwrap_or(0)));
+            }
         }
     }
     if total > limits::MAX_ALLOCATIONS {

@@ -15,6 +15,7 @@ mod plugin_jobs;
 pub mod raw;
 mod system;
 pub mod template;
+pub mod update;
 pub mod write;
 
 pub use error::LoadError;

@@ -14,6 +14,7 @@ use hcl::eval::{Context, Evaluate, FuncArgs, FuncDef, ParamType};
 
 use super::error::{LoadError, Position};
 use super::nomad_job::*;
+use super::raw::{RawCount, RawDuration, RawUpdate};
 use crate::model::time::{Millis, parse_duration};
 
 /// A parsed HCL file: its text (for positions) and its evaluation context.
@@ -305,7 +306,14 @@ const JOB: Schema = Schema {
         ],
     ),
     blocks: (
-        &["group", "constraint", "reschedule", "spread", "affinity"],
+        &[
+            "group",
+            "constraint",
+            "reschedule",
+            "spread",
+            "affinity",
+            "update",
+        ],
         &["meta", "vault", "consul", "ui", "parameterized", "periodic"],
     ),
 };
@@ -321,6 +329,7 @@ const GROUP: Schema = Schema {
             "network",
             "spread",
             "affinity",
+            "update",
         ],
         &["restart", "service", "scaling", "meta", "consul", "vault"],
     ),
@@ -429,6 +438,7 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
                 "constraint" => job.constraints.push(parse_constraint(&hcl, block)?),
                 "spread" => job.spreads.push(parse_spread(&hcl, block)?),
                 "affinity" => job.affinities.push(parse_affinity(&hcl, block)?),
+                "update" => job.update = Some(parse_update(&hcl, block)?),
                 _ => job_reschedule = Some(parse_reschedule(&hcl, block)?),
             },
         }
@@ -495,6 +505,7 @@ fn parse_group(
                 "constraint" => group.constraints.push(parse_constraint(hcl, inner)?),
                 "spread" => group.spreads.push(parse_spread(hcl, inner)?),
                 "affinity" => group.affinities.push(parse_affinity(hcl, inner)?),
+                "update" => group.update = Some(parse_update(hcl, inner)?),
                 "network" => {
                     // Dynamic ports are nearly always free; a static port
                     // must be free on the node: that is placement.
@@ -688,6 +699,36 @@ fn parse_affinity(hcl: &HclFile, block: &Block) -> Result<NomadAffinity, LoadErr
         }
     }
     Ok(affinity)
+}
+
+/// Nomad's `update` block (job or group level); `health_check` is not
+/// modelled (health is `healthy_after`).
+fn parse_update(hcl: &HclFile, block: &Block) -> Result<RawUpdate, LoadError> {
+    let mut u = RawUpdate::default();
+    for attr in block.body.attributes() {
+        let count = || -> Result<RawCount, LoadError> {
+            let n = hcl.int(attr)?;
+            u32::try_from(n).map(RawCount).map_err(|_| {
+                hcl.error(
+                    attr.span(),
+                    format!("{}: {n} is not a count of at least 0", attr.key.as_str()),
+                )
+            })
+        };
+        let duration = || hcl.duration(attr).map(RawDuration);
+        match attr.key.as_str() {
+            "max_parallel" => u.max_parallel = Some(count()?),
+            "canary" => u.canary = Some(count()?),
+            "min_healthy_time" => u.min_healthy_time = Some(duration()?),
+            "healthy_deadline" => u.healthy_deadline = Some(duration()?),
+            "progress_deadline" => u.progress_deadline = Some(duration()?),
+            "stagger" => u.stagger = Some(duration()?),
+            "auto_revert" => u.auto_revert = Some(hcl.boolean(attr)?),
+            "auto_promote" => u.auto_promote = Some(hcl.boolean(attr)?),
+            _ => {}
+        }
+    }
+    Ok(u)
 }
 
 fn parse_reschedule(hcl: &HclFile, block: &Block) -> Result<NomadReschedule, LoadError> {

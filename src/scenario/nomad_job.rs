@@ -29,6 +29,8 @@ pub struct NomadJob {
     pub groups: Vec<NomadGroup>,
     pub spreads: Vec<NomadSpread>,
     pub affinities: Vec<NomadAffinity>,
+    /// The job's `update` block (`Update`), which groups inherit.
+    pub update: Option<crate::scenario::raw::RawUpdate>,
     /// Fields that could change placement and that plansim does not model:
     /// what, and where.
     pub ignored: Ignored,
@@ -73,6 +75,8 @@ pub struct NomadGroup {
     pub tasks: Vec<NomadTask>,
     pub spreads: Vec<NomadSpread>,
     pub affinities: Vec<NomadAffinity>,
+    /// The group's `update` block, merged over the job's by the resolver.
+    pub update: Option<crate::scenario::raw::RawUpdate>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -248,6 +252,7 @@ pub fn to_raw_job(
                 tasks,
                 spread: raw_spreads(&group.spreads, location),
                 affinity: raw_affinities(&group.affinities, location),
+                update: group.update.clone(),
             },
             location,
             location,
@@ -271,6 +276,7 @@ pub fn to_raw_job(
         count: None,
         spread: raw_spreads(&job.spreads, location),
         affinity: raw_affinities(&job.affinities, location),
+        update: job.update.clone(),
     };
     Ok((raw, ignored))
 }

@@ -243,7 +243,7 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
         datacenters: fields.strings("Datacenters")?,
         ..NomadJob::default()
     };
-    fields.ignore_if_set(&["Update", "Migrate", "Multiregion"], "", &mut out.ignored);
+    fields.ignore_if_set(&["Migrate", "Multiregion"], "", &mut out.ignored);
     if fields
         .string("NodePool")?
         .is_some_and(|p| p != "default" && !p.is_empty())
@@ -255,6 +255,7 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
     out.spreads = spreads(&fields, text, file)?;
     out.affinities = affinities(&fields, text, file)?;
     let job_reschedule = fields.get("Reschedule");
+    out.update = update(&fields, text, file, "Update")?;
     for (index, group) in fields.list("TaskGroups")?.iter().enumerate() {
         let g = Fields::new(group, text, file, format!("job.TaskGroups[{index}]"))?;
         let name = g.string("Name")?.unwrap_or_default();
@@ -264,7 +265,6 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
         let mut group_affinities = affinities(&g, text, file)?;
         g.ignore_if_set(
             &[
-                "Update",
                 "Migrate",
                 "MaxClientDisconnect",
                 "StopAfterClientDisconnect",
@@ -365,7 +365,9 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
                 })
             }
         };
+        let group_update = update(&g, text, file, "Update")?;
         out.groups.push(NomadGroup {
+            update: group_update,
             at: key_position(text, &name),
             name,
             count: g.int("Count")?,
@@ -563,4 +565,41 @@ pub fn segments_of(list: Option<&Value>) -> Vec<BTreeMap<String, String>> {
                 .collect()
         })
         .collect()
+}
+
+/// An `Update` object (job or group), durations in nanoseconds; `null` is none.
+fn update(
+    fields: &Fields,
+    text: &str,
+    file: &str,
+    key: &str,
+) -> Result<Option<crate::scenario::raw::RawUpdate>, LoadError> {
+    use crate::scenario::raw::{RawCount, RawDuration, RawUpdate};
+    let Some(value) = fields.get(key).filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let u = Fields::new(value, text, file, format!("{}.{key}", fields.what))?;
+    let count = |name: &str| -> Result<Option<RawCount>, LoadError> {
+        match u.int(name)? {
+            None => Ok(None),
+            Some(n) => u32::try_from(n).map(|n| Some(RawCount(n))).map_err(|_| {
+                u.wrong(
+                    name,
+                    "a count of at least 0",
+                    &u.get(name).cloned().unwrap_or_default(),
+                )
+            }),
+        }
+    };
+    let duration = |name: &str| u.nanos(name).map(|d| d.map(RawDuration));
+    Ok(Some(RawUpdate {
+        max_parallel: count("MaxParallel")?,
+        canary: count("Canary")?,
+        min_healthy_time: duration("MinHealthyTime")?,
+        healthy_deadline: duration("HealthyDeadline")?,
+        progress_deadline: duration("ProgressDeadline")?,
+        auto_revert: u.boolean("AutoRevert")?,
+        auto_promote: u.boolean("AutoPromote")?,
+        stagger: duration("Stagger")?,
+    }))
 }

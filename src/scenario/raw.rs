@@ -162,6 +162,23 @@ pub struct RawJob {
     pub spread: Option<Vec<Spanned<RawSpread>>>,
     /// Nomad's `affinity` blocks, for every group of the job.
     pub affinity: Option<Vec<Spanned<RawAffinity>>>,
+    /// Nomad's `update` block (groups inherit it, field by field).
+    pub update: Option<RawUpdate>,
+}
+
+/// Nomad's `update` block, at job or group level.
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUpdate {
+    pub max_parallel: Option<RawCount>,
+    pub canary: Option<RawCount>,
+    pub min_healthy_time: Option<RawDuration>,
+    pub healthy_deadline: Option<RawDuration>,
+    pub progress_deadline: Option<RawDuration>,
+    pub auto_revert: Option<bool>,
+    pub auto_promote: Option<bool>,
+    pub stagger: Option<RawDuration>,
 }
 
 #[serde_with::skip_serializing_none]
@@ -187,6 +204,8 @@ pub struct RawGroup {
     pub tasks: Vec<Spanned<RawTask>>,
     pub spread: Option<Vec<Spanned<RawSpread>>>,
     pub affinity: Option<Vec<Spanned<RawAffinity>>>,
+    /// Nomad's `update` block, merged over the job's.
+    pub update: Option<RawUpdate>,
 }
 
 /// Nomad's `spread` block.
@@ -328,6 +347,25 @@ pub struct RawEvent {
     pub plugin_health: Option<RawPluginHealth>,
     pub stop_job: Option<String>,
     pub plugin_controller_health: Option<RawPluginControllerHealth>,
+    pub update_job: Option<RawUpdateJob>,
+}
+
+/// `update_job`: a new version of a job, optionally changing some groups.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUpdateJob {
+    pub job: String,
+    pub groups: Option<BTreeMap<String, RawGroupOverride>>,
+}
+
+/// What an `update_job` may change in a group.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGroupOverride {
+    pub count: Option<RawCount>,
+    pub cpu: Option<u64>,
+    pub memory: Option<u64>,
+    pub healthy_after: Option<RawDuration>,
 }
 
 #[derive(Debug, Deserialize)]

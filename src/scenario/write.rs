@@ -484,6 +484,26 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
             policy.unlimited
         );
     }
+    // The update strategy as resolved, at group level: the same after reading.
+    let default_update = (kind == JobKind::Service).then(UpdateStrategy::default);
+    if group.update != default_update {
+        let u = group.update.unwrap_or(UpdateStrategy {
+            max_parallel: 0,
+            ..UpdateStrategy::default()
+        });
+        let _ = writeln!(
+            out,
+            "        update: {{max_parallel: {}, canary: {}, min_healthy_time: {}, healthy_deadline: {}, progress_deadline: {}, auto_revert: {}, auto_promote: {}, stagger: {}}}",
+            u.max_parallel,
+            u.canary,
+            duration(u.min_healthy_time),
+            duration(u.healthy_deadline),
+            duration(u.progress_deadline),
+            u.auto_revert,
+            u.auto_promote,
+            duration(u.stagger)
+        );
+    }
     // The model keeps a group's sums (resources, drivers, longest run_for),
     // not its tasks: one task per driver gives the same sums, the first
     // carrying the resources.
@@ -592,6 +612,39 @@ fn write_events(out: &mut String, scenario: &Scenario) {
                 "plugin_controller_health: {{plugin: {}, healthy: {healthy}}}",
                 text(&scenario.plugins[plugin.index()].name)
             ),
+            TimelineAction::UpdateJob {
+                job: id, overrides, ..
+            } => {
+                let groups = &scenario.jobs[id.index()].groups;
+                let written: Vec<String> = overrides
+                    .iter()
+                    .map(|o| {
+                        let mut fields = Vec::new();
+                        if let Some(count) = o.count {
+                            fields.push(format!("count: {count}"));
+                        }
+                        if let Some(cpu) = o.cpu {
+                            fields.push(format!("cpu: {cpu}"));
+                        }
+                        if let Some(memory) = o.memory {
+                            fields.push(format!("memory: {memory}"));
+                        }
+                        if let Some(wait) = o.healthy_after {
+                            fields.push(format!("healthy_after: {}", duration(wait)));
+                        }
+                        format!("{}: {{{}}}", text(&groups[o.group].name), fields.join(", "))
+                    })
+                    .collect();
+                if written.is_empty() {
+                    format!("update_job: {{job: {}}}", job(*id))
+                } else {
+                    format!(
+                        "update_job: {{job: {}, groups: {{{}}}}}",
+                        job(*id),
+                        written.join(", ")
+                    )
+                }
+            }
         };
         let _ = writeln!(out, "  - {{at: {}, {action}}}", duration(event.at));
     }

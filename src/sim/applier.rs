@@ -77,8 +77,8 @@ impl Simulation<'_> {
         }
         let (mut cpu, mut memory) = (state.used_cpu, state.used_memory);
         for placement in placements {
-            let group = &self.scenario.jobs[placement.group.job.index()].groups
-                [placement.group.group_index()];
+            let group = &self.scenario.jobs[placement.group.job.index()]
+                .groups_of(placement.version)[placement.group.group_index()];
             cpu += group.cpu;
             memory += group.memory;
         }
@@ -136,8 +136,8 @@ impl Simulation<'_> {
         let now = self.now();
         let seen = placement.seen.take().map(|s| vec![*s]).unwrap_or_default();
         let id = AllocId::from_index(self.allocs.len());
-        let group_spec =
-            &self.scenario.jobs[placement.group.job.index()].groups[placement.group.group_index()];
+        let group_spec = &self.scenario.jobs[placement.group.job.index()]
+            .groups_of(placement.version)[placement.group.group_index()];
         let (history, penalty_nodes) = match placement.previous {
             Some(previous) if placement.reschedule => {
                 // The replaced allocation is finished: its tracker moves to
@@ -188,6 +188,12 @@ impl Simulation<'_> {
             Some(previous) if placement.reschedule => {
                 format!("reschedule of alloc #{}", previous.0)
             }
+            Some(previous) if placement.destructive => {
+                format!(
+                    "updates alloc #{} to version {}",
+                    previous.0, placement.version
+                )
+            }
             Some(previous) => format!("replaces alloc #{}", previous.0),
             None => String::new(),
         };
@@ -215,7 +221,12 @@ impl Simulation<'_> {
             followup_at: None,
             migrate: false,
             healthy_at: None,
+            version: placement.version,
+            placed_at: now,
+            deployment: None,
+            deploy_health: None,
         });
+        self.watch_deployment_alloc(id);
         self.after(self.scenario.cluster.pull_delay, Event::AllocPulled(id));
     }
 }

@@ -316,7 +316,9 @@ impl Simulation<'_> {
         });
         self.refresh_group(group);
         self.begin_health(id);
-        let run_for = self.scenario.jobs[group.job.index()].groups[group.group_index()].run_for;
+        let version = self.allocs[id.index()].version;
+        let run_for =
+            self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()].run_for;
         if let Some(run_for) = run_for {
             self.after(run_for, Event::TaskComplete(id));
         }
@@ -356,7 +358,9 @@ impl Simulation<'_> {
         if terminal == AllocState::Complete {
             job.complete[group.group_index()] += 1;
         }
-        let group_spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
+        let version = self.allocs[id.index()].version;
+        let group_spec =
+            &self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()];
         let node_state = &mut self.nodes[node.index()];
         node_state.used_cpu -= group_spec.cpu;
         node_state.used_memory -= group_spec.memory;
@@ -400,6 +404,11 @@ impl Simulation<'_> {
         self.refresh_group(group);
         if was_healthy {
             self.plugin_alloc_unhealthy(id);
+        }
+        if terminal == AllocState::Failed {
+            // A deployment's allocation that fails before it is healthy is
+            // unhealthy (allochealth).
+            self.deploy_alloc_unhealthy(id);
         }
         if terminal == AllocState::Failed && !self.scenario.jobs[group.job.index()].is_system() {
             // Nomad creates an evaluation when an allocation fails and may

@@ -23,8 +23,12 @@ impl Simulation<'_> {
     /// group's `healthy_after` (at once when that is 0s, without a queue
     /// entry, so runs that do not use it pay nothing).
     pub(super) fn begin_health(&mut self, id: AllocId) {
-        let group = self.allocs[id.index()].group;
-        let wait = self.scenario.jobs[group.job.index()].groups[group.group_index()].healthy_after;
+        let (group, version) = (
+            self.allocs[id.index()].group,
+            self.allocs[id.index()].version,
+        );
+        let wait = self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()]
+            .healthy_after;
         if wait == Millis::ZERO {
             self.on_alloc_healthy(id);
         } else {
@@ -50,6 +54,7 @@ impl Simulation<'_> {
         self.jobs[group.job.index()].healthy[group.group_index()] += 1;
         self.refresh_availability(group);
         self.plugin_alloc_healthy(id);
+        self.deployment_alloc_healthy(id);
     }
 
     /// A healthy allocation is no longer (it left running).

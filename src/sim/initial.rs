@@ -79,6 +79,10 @@ impl Simulation<'_> {
                 followup_at: None,
                 migrate: false,
                 healthy_at: None,
+                version: 0,
+                placed_at: Millis::ZERO,
+                deployment: None,
+                deploy_health: None,
             });
             if initial.running {
                 // Running before the run began: its checks have passed.

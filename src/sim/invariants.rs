@@ -27,8 +27,8 @@ impl Simulation<'_> {
                 alloc.state.name()
             );
             if alloc.is_live() {
-                let group =
-                    &self.scenario.jobs[alloc.group.job.index()].groups[alloc.group.group_index()];
+                let group = &self.scenario.jobs[alloc.group.job.index()].groups_of(alloc.version)
+                    [alloc.group.group_index()];
                 cpu[alloc.node.index()] += group.cpu;
                 memory[alloc.node.index()] += group.memory;
             }
@@ -42,6 +42,16 @@ impl Simulation<'_> {
             );
             if alloc.healthy_at.is_some() {
                 healthy[alloc.group.job.index()][alloc.group.group_index()] += 1;
+            }
+            // No allocation of an older version is placed after a
+            // deployment of a newer one succeeded.
+            if let Some((at, version)) = self.jobs[alloc.group.job.index()].last_success {
+                assert!(
+                    alloc.placed_at <= at || alloc.version >= version,
+                    "alloc #{index} of version {} placed at {}s, after version {version} deployed at {at}s",
+                    alloc.version,
+                    alloc.placed_at
+                );
             }
         }
         let mut alloc_volumes = vec![BTreeMap::<VolumeId, u32>::new(); self.nodes.len()];

@@ -7,6 +7,7 @@ mod applier;
 mod broker;
 pub mod claims;
 mod client;
+mod deployment;
 pub mod feasibility;
 mod health;
 mod initial;
@@ -156,6 +157,12 @@ enum Event {
     UnblockFailed,
     /// The allocation has run for its `healthy_after` (see health.rs).
     AllocHealthy(AllocId),
+    /// A deployment's allocation has been healthy for `min_healthy_time`.
+    DeployHealthy(AllocId),
+    /// A deployment's allocation reaches its `healthy_deadline`.
+    HealthyDeadline(AllocId),
+    /// A deployment may have reached its progress deadline.
+    ProgressDeadline(JobId),
 }
 
 struct Simulation<'s> {
@@ -207,6 +214,8 @@ struct Simulation<'s> {
     controllers: Vec<plugins::ControllerState>,
     /// Claims whose ControllerUnpublish waits for a healthy controller.
     awaiting_controller: BTreeSet<(VolumeId, AllocId)>,
+    /// How long each successful deployment took (for `time_to_deploy_s`).
+    deploy_times: Vec<Millis>,
 }
 
 impl<'s> Simulation<'s> {
@@ -250,6 +259,11 @@ impl<'s> Simulation<'s> {
                     healthy: vec![0; groups],
                     ever_available: vec![false; groups],
                     unavailable_since: vec![None; groups],
+                    version: 0,
+                    stable_version: 0,
+                    deployment: None,
+                    deployments_started: 0,
+                    last_success: None,
                 }
             })
             .collect();
@@ -300,6 +314,7 @@ impl<'s> Simulation<'s> {
                 })
                 .collect(),
             awaiting_controller: Default::default(),
+            deploy_times: Vec::new(),
         }
     }
 
@@ -385,6 +400,9 @@ impl<'s> Simulation<'s> {
             Event::ClaimGc => self.claim_gc(),
             Event::UnblockFailed => self.unblock_failed(),
             Event::AllocHealthy(alloc) => self.alloc_health_due(alloc),
+            Event::DeployHealthy(alloc) => self.deploy_healthy_due(alloc),
+            Event::HealthyDeadline(alloc) => self.healthy_deadline_due(alloc),
+            Event::ProgressDeadline(job) => self.progress_deadline_due(job),
         }
     }
 
@@ -402,6 +420,10 @@ impl<'s> Simulation<'s> {
     fn finish(mut self) -> RunOutput {
         let horizon = self.scenario.horizon;
         self.close_availability();
+        if !self.deploy_times.is_empty() {
+            let total: u64 = self.deploy_times.iter().map(|t| t.0).sum();
+            self.metrics.time_to_deploy = Some(Millis(total / self.deploy_times.len() as u64));
+        }
         for volume in &mut self.volumes {
             if let Some(since) = volume.violating_since.take() {
                 self.metrics.violation_time += horizon - since;

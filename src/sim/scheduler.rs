@@ -50,6 +50,10 @@ pub struct Placement {
     pub previous: Option<AllocId>,
     /// It replaces a failed allocation under the reschedule policy.
     pub reschedule: bool,
+    /// The job version it runs.
+    pub version: u32,
+    /// It replaces `previous` with a new version (a destructive update).
+    pub destructive: bool,
     /// What the scheduler saw when it chose the node (only when tracing).
     pub seen: Option<Box<super::trace::PlacementSeen>>,
 }
@@ -60,6 +64,7 @@ struct Want {
     index: u32,
     previous: Option<AllocId>,
     reschedule: bool,
+    destructive: bool,
 }
 
 /// What the plan under construction already proposes, on top of the snapshot.
@@ -89,6 +94,8 @@ pub(super) struct PlanContext {
     /// The limit a group with spread or affinity raised: Nomad's stack keeps
     /// it for the rest of the evaluation.
     raised_limit: Option<usize>,
+    /// CPU and memory the plan's destructive-update stops free, per node.
+    freed: BTreeMap<NodeId, (u64, u64)>,
 }
 
 /// A volume request with its source resolved for one allocation index.
@@ -181,6 +188,16 @@ impl Simulation<'_> {
                 }
                 _ => Vec::new(),
             };
+            if let (true, Some(previous)) = (want.destructive, want.previous) {
+                // The stop is in the plan before the placement is tried, so
+                // the old allocation's resources are free for the new one.
+                let old = &self.allocs[previous.index()];
+                let spec = &self.scenario.jobs[job.index()].groups_of(old.version)
+                    [want.group.group_index()];
+                let freed = ctx.freed.entry(old.node).or_default();
+                freed.0 += spec.cpu;
+                freed.1 += spec.memory;
+            }
             match self.select_node(&mut ctx, want.group, &volumes, &penalty) {
                 Ok(node) => {
                     let (volumes, claim_modes): (Vec<(VolumeId, ClaimMode)>, Vec<Capability>) =
@@ -209,10 +226,26 @@ impl Simulation<'_> {
                         claim_modes,
                         previous: want.previous,
                         reschedule: want.reschedule,
+                        version: self.jobs[job.index()].version,
+                        destructive: want.destructive,
                         seen,
                     });
                 }
                 Err(filtered) => {
+                    if let (true, Some(previous)) = (want.destructive, want.previous)
+                        && !self.keeps_stop(previous, &volumes)
+                    {
+                        // generic_sched.go computePlacements: a destructive
+                        // update that cannot be placed keeps the old one.
+                        plan.stops.retain(|&s| s != previous);
+                        let old = &self.allocs[previous.index()];
+                        let spec = &self.scenario.jobs[job.index()].groups_of(old.version)
+                            [want.group.group_index()];
+                        if let Some(freed) = ctx.freed.get_mut(&old.node) {
+                            freed.0 -= spec.cpu;
+                            freed.1 -= spec.memory;
+                        }
+                    }
                     self.metrics.infeasible += 1;
                     self.blocked.insert(job);
                     let detail = top_reason(&filtered).describe(self.scenario);
@@ -341,6 +374,9 @@ impl Simulation<'_> {
                 }
             }
             let latest = &self.jobs[job.index()].latest[g];
+            let version = self.jobs[job.index()].version;
+            let placing_before = wants.len();
+            let mut outdated = Vec::new();
             for index in 0..count {
                 let Some(&id) = latest.get(&index) else {
                     wants.push(Want {
@@ -348,6 +384,7 @@ impl Simulation<'_> {
                         index,
                         previous: None,
                         reschedule: false,
+                        destructive: false,
                     });
                     continue;
                 };
@@ -364,7 +401,10 @@ impl Simulation<'_> {
                                 index,
                                 previous: Some(id),
                                 reschedule: false,
+                                destructive: false,
                             });
+                        } else if alloc.version != version {
+                            outdated.push((index, id));
                         }
                     }
                     // A finished batch allocation is done.
@@ -377,6 +417,7 @@ impl Simulation<'_> {
                             index,
                             previous: Some(id),
                             reschedule: false,
+                            destructive: false,
                         });
                     }
                     // reconciler updateByReschedulable: now if due within
@@ -397,12 +438,27 @@ impl Simulation<'_> {
                                 index,
                                 previous: Some(id),
                                 reschedule: true,
+                                destructive: false,
                             });
                         } else if alloc.followup_at.is_none() {
                             followups.push((id, due));
                         }
                     }
                 }
+            }
+            // Destructive updates, lowest index first (computeDestructiveUpdates),
+            // as many as the deployment allows: stop the old allocation and
+            // place its replacement in the same plan.
+            let budget = self.destructive_budget(group, wants.len() - placing_before);
+            for (index, id) in outdated.into_iter().take(budget) {
+                stops.push(id);
+                wants.push(Want {
+                    group,
+                    index,
+                    previous: Some(id),
+                    reschedule: false,
+                    destructive: true,
+                });
             }
         }
         let dues: Vec<Millis> = followups.iter().map(|&(_, due)| due).collect();
@@ -567,7 +623,8 @@ impl Simulation<'_> {
         penalty: &[NodeId],
     ) -> Result<f64, FilterReason> {
         let job_spec = &self.scenario.jobs[group.job.index()];
-        let group_spec = &job_spec.groups[group.group_index()];
+        let group_spec =
+            &job_spec.groups_of(self.jobs[group.job.index()].version)[group.group_index()];
         let node_spec = &self.scenario.nodes[node.index()];
         let node_state = &self.nodes[node.index()];
         let class = self.node_classes[node.index()];
@@ -637,8 +694,14 @@ impl Simulation<'_> {
             })?;
         }
         let (plan_cpu, plan_memory) = ctx.resources[node.index()];
-        let used_cpu = node_state.used_cpu + plan_cpu + group_spec.cpu;
-        let used_memory = node_state.used_memory + plan_memory + group_spec.memory;
+        let (freed_cpu, freed_memory) = if ctx.freed.is_empty() {
+            (0, 0)
+        } else {
+            ctx.freed.get(&node).copied().unwrap_or_default()
+        };
+        let used_cpu = (node_state.used_cpu + plan_cpu + group_spec.cpu).saturating_sub(freed_cpu);
+        let used_memory =
+            (node_state.used_memory + plan_memory + group_spec.memory).saturating_sub(freed_memory);
         if used_cpu > node_spec.cpu {
             return Err(FilterReason::CpuExhausted);
         }
@@ -826,7 +889,8 @@ impl Simulation<'_> {
         volumes: &[(VolumeId, ClaimMode)],
         claim_modes: &[Capability],
     ) {
-        let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
+        let spec = &self.scenario.jobs[group.job.index()]
+            .groups_of(self.jobs[group.job.index()].version)[group.group_index()];
         let entry = &mut ctx.resources[node.index()];
         entry.0 += spec.cpu;
         entry.1 += spec.memory;

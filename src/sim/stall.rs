@@ -146,7 +146,10 @@ impl Simulation<'_> {
             | Event::NodeDetach(alloc, _)
             | Event::ControllerDetach(alloc, _)
             | Event::ClaimFreed(alloc, _)
-            | Event::AllocHealthy(alloc) => alloc_job(alloc),
+            | Event::AllocHealthy(alloc)
+            | Event::DeployHealthy(alloc)
+            | Event::HealthyDeadline(alloc) => alloc_job(alloc),
+            Event::ProgressDeadline(job) => Some(job),
             Event::Timeline(_) | Event::ClaimGc | Event::UnblockFailed => None,
         }
     }

@@ -226,6 +226,15 @@ pub struct Alloc {
     pub migrate: bool,
     /// When the allocation became healthy (see health.rs), while it is.
     pub healthy_at: Option<Millis>,
+    /// The job version it runs (its resources are that version's).
+    pub version: u32,
+    /// The deployment it was placed in (its sequence number), if any.
+    pub deployment: Option<u32>,
+    /// When a plan placed it (0 for an initial allocation).
+    pub placed_at: Millis,
+    /// Its health as the deployment sees it (Nomad's DeploymentStatus.Healthy):
+    /// unknown, healthy (healthy for `min_healthy_time`) or unhealthy.
+    pub deploy_health: Option<bool>,
 }
 
 impl Alloc {
@@ -266,4 +275,42 @@ pub struct JobState {
     pub ever_available: Vec<bool>,
     /// Since when each group has had fewer healthy allocations than desired.
     pub unavailable_since: Vec<Option<Millis>>,
+    /// The version the job runs now (`update_job` changes it, a revert too).
+    pub version: u32,
+    /// The newest version whose deployment succeeded (Nomad's Stable);
+    /// the registered version counts as stable.
+    pub stable_version: u32,
+    /// The latest deployment, active or not.
+    pub deployment: Option<Deployment>,
+    /// Deployments started, to number them.
+    pub deployments_started: u32,
+    /// When the latest successful deployment succeeded, and its version.
+    pub last_success: Option<(Millis, u32)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeploymentStatus {
+    Running,
+    Successful,
+    Failed,
+    /// Replaced by a newer version's deployment, or the job stopped.
+    Cancelled,
+}
+
+/// A job's deployment (Nomad's structs.Deployment, one per version rolled out).
+#[derive(Clone, Debug)]
+pub struct Deployment {
+    pub seq: u32,
+    pub version: u32,
+    pub started_at: Millis,
+    pub status: DeploymentStatus,
+    /// When the deployment fails unless it made progress (Nomad's
+    /// RequireProgressBy); `None` without a progress deadline.
+    pub require_progress_by: Option<Millis>,
+}
+
+impl Deployment {
+    pub fn is_active(&self) -> bool {
+        self.status == DeploymentStatus::Running
+    }
 }

@@ -102,6 +102,10 @@ impl Simulation<'_> {
                         claim_modes,
                         previous,
                         reschedule: false,
+                        // System jobs are not updated by deployments here:
+                        // every placement runs the job's current version.
+                        version: self.jobs[job.index()].version,
+                        destructive: false,
                         seen,
                     });
                 }

@@ -172,8 +172,38 @@ impl Simulation<'_> {
             TimelineAction::PluginControllerHealth { plugin, healthy } => {
                 self.set_controller_health(plugin, healthy);
             }
+            TimelineAction::UpdateJob {
+                job,
+                version,
+                overrides,
+            } => {
+                let detail = match version {
+                    Some(v) => format!("version {v}"),
+                    None => "counts only: no new version".to_string(),
+                };
+                self.record(|t| {
+                    TraceRecord::new(t, TraceKind::UpdateJob)
+                        .job(job)
+                        .detail(detail)
+                });
+                match version {
+                    Some(v) => self.update_job(job, v),
+                    None => {
+                        for o in overrides {
+                            if let Some(count) = o.count {
+                                self.jobs[job.index()].counts[o.group] = count;
+                            }
+                        }
+                        if self.jobs[job.index()].status == JobStatus::Registered {
+                            self.refresh_job(job);
+                            self.enqueue_eval(job);
+                        }
+                    }
+                }
+            }
             TimelineAction::StopJob(job) => {
                 self.record(|t| TraceRecord::new(t, TraceKind::StopJob).job(job));
+                self.cancel_deployment(job, "the job stopped");
                 if self.jobs[job.index()].status == JobStatus::Registered {
                     self.jobs[job.index()].status = JobStatus::Stopped;
                     self.blocked.remove(&job);

@@ -30,6 +30,12 @@ pub enum TraceKind {
     PluginHealth,
     Scale,
     StopJob,
+    UpdateJob,
+    DeploymentStarted,
+    DeploymentPromoted,
+    DeploymentSucceeded,
+    DeploymentFailed,
+    DeploymentReverted,
 }
 
 impl TraceKind {
@@ -58,6 +64,12 @@ impl TraceKind {
             TraceKind::PluginHealth => "plugin_health",
             TraceKind::Scale => "scale",
             TraceKind::StopJob => "stop_job",
+            TraceKind::UpdateJob => "update_job",
+            TraceKind::DeploymentStarted => "deployment_started",
+            TraceKind::DeploymentPromoted => "deployment_promoted",
+            TraceKind::DeploymentSucceeded => "deployment_succeeded",
+            TraceKind::DeploymentFailed => "deployment_failed",
+            TraceKind::DeploymentReverted => "deployment_reverted",
         }
     }
 }

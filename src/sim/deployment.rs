@@ -1,0 +1,374 @@
+//! Deployments: rolling a job's new version out (Nomad's deployment
+//! watcher, nomad/deploymentwatcher/deployment_watcher.go, and the
+//! reconciler's deployment state). The reconciler side (how many
+//! destructive updates an evaluation may make) is `destructive_budget`;
+//! the watcher side follows allocation health: an allocation of the
+//! deployment is healthy once it has been healthy (health.rs) for the
+//! group's `min_healthy_time`, unhealthy if it fails first or is not
+//! healthy `healthy_deadline` after it was placed (client/allochealth).
+//! Each healthy allocation pushes the deployment along (an evaluation) and
+//! its progress deadline back; the deadline failing the deployment reverts
+//! the job to its last stable version when `auto_revert` asks.
+
+use super::state::{Deployment, DeploymentStatus, JobStatus};
+use super::trace::{TraceKind, TraceRecord};
+use super::{Event, Simulation};
+use crate::model::ids::{AllocId, GroupRef, JobId};
+use crate::model::scenario::UpdateStrategy;
+use crate::model::time::Millis;
+
+impl Simulation<'_> {
+    /// The update strategy of `group` at the job's current version.
+    pub(super) fn update_strategy(&self, group: GroupRef) -> Option<UpdateStrategy> {
+        let version = self.jobs[group.job.index()].version;
+        self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()].update
+    }
+
+    /// `update_job`: the job's new version, and a deployment to roll it out
+    /// when a group has an update strategy (a batch job updates at once).
+    pub(super) fn update_job(&mut self, job: JobId, version: u32) {
+        let state = &mut self.jobs[job.index()];
+        state.version = version;
+        let counts: Vec<u32> = self.scenario.jobs[job.index()]
+            .groups_of(version)
+            .iter()
+            .map(|g| g.count)
+            .collect();
+        self.jobs[job.index()].counts = counts;
+        if self.jobs[job.index()].status != JobStatus::Registered {
+            return;
+        }
+        self.cancel_deployment(job, "cancelled by a newer version");
+        let strategies = (0..self.jobs[job.index()].counts.len())
+            .any(|g| self.update_strategy(GroupRef::new(job, g)).is_some());
+        if strategies {
+            self.start_deployment(job);
+        }
+        self.refresh_job(job);
+        self.enqueue_eval(job);
+    }
+
+    fn start_deployment(&mut self, job: JobId) {
+        let now = self.now();
+        let state = &mut self.jobs[job.index()];
+        state.deployments_started += 1;
+        let seq = state.deployments_started;
+        let version = state.version;
+        self.metrics.deployments += 1;
+        // The progress deadline starts with the first placement, which the
+        // evaluation queued with the update makes at once.
+        let deadline = (0..state.counts.len())
+            .filter_map(|g| self.update_strategy(GroupRef::new(job, g)))
+            .map(|u| u.progress_deadline)
+            .filter(|&d| d > Millis::ZERO)
+            .min();
+        self.jobs[job.index()].deployment = Some(Deployment {
+            seq,
+            version,
+            started_at: now,
+            status: DeploymentStatus::Running,
+            require_progress_by: deadline.map(|d| now + d),
+        });
+        if let Some(d) = deadline {
+            self.after(d, Event::ProgressDeadline(job));
+        }
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::DeploymentStarted)
+                .job(job)
+                .detail(format!("deployment {seq} of version {version}"))
+        });
+    }
+
+    /// A running deployment ends without success or failure (a newer
+    /// version replaced it, or the job stopped).
+    pub(super) fn cancel_deployment(&mut self, job: JobId, _why: &str) {
+        if let Some(d) = self.jobs[job.index()].deployment.as_mut()
+            && d.is_active()
+        {
+            d.status = DeploymentStatus::Cancelled;
+        }
+    }
+
+    /// The active deployment of `job`, if any.
+    pub(super) fn active_deployment(&self, job: JobId) -> Option<&Deployment> {
+        self.jobs[job.index()]
+            .deployment
+            .as_ref()
+            .filter(|d| d.is_active())
+    }
+
+    /// How many destructive updates an evaluation may make in `group` now
+    /// (reconcile_cluster.go computeUnderProvisionedBy): all without an
+    /// update strategy; none once the deployment failed; else
+    /// `max_parallel` less the deployment's allocations not yet healthy,
+    /// and none while one of them is unhealthy. `placing` other
+    /// placements of the group use the budget first (placeAllocs).
+    pub(super) fn destructive_budget(&self, group: GroupRef, placing: usize) -> usize {
+        let Some(update) = self.update_strategy(group) else {
+            return usize::MAX;
+        };
+        let state = &self.jobs[group.job.index()];
+        let Some(deployment) = state
+            .deployment
+            .as_ref()
+            .filter(|d| d.version == state.version)
+        else {
+            return update.max_parallel as usize;
+        };
+        if deployment.status != DeploymentStatus::Running {
+            return 0;
+        }
+        let mut budget = update.max_parallel as usize;
+        for &id in state.latest[group.group_index()].values() {
+            let alloc = &self.allocs[id.index()];
+            if !alloc.is_live() || alloc.deployment != Some(deployment.seq) {
+                continue;
+            }
+            match alloc.deploy_health {
+                Some(false) => return 0,
+                Some(true) => {}
+                None => budget = budget.saturating_sub(1),
+            }
+        }
+        budget.saturating_sub(placing)
+    }
+
+    /// A placement was committed: an allocation of the job's active
+    /// deployment is watched for health from now.
+    pub(super) fn watch_deployment_alloc(&mut self, id: AllocId) {
+        let alloc = &self.allocs[id.index()];
+        let job = alloc.group.job;
+        let version = alloc.version;
+        let Some(seq) = self
+            .active_deployment(job)
+            .filter(|d| d.version == version)
+            .map(|d| d.seq)
+        else {
+            return;
+        };
+        let Some(update) = self.update_strategy(alloc.group) else {
+            return;
+        };
+        self.allocs[id.index()].deployment = Some(seq);
+        self.after(update.healthy_deadline, Event::HealthyDeadline(id));
+    }
+
+    /// The allocation became healthy (health.rs): the deployment counts it
+    /// healthy after `min_healthy_time` more.
+    pub(super) fn deployment_alloc_healthy(&mut self, id: AllocId) {
+        let alloc = &self.allocs[id.index()];
+        if alloc.deployment.is_none() || alloc.deploy_health.is_some() {
+            return;
+        }
+        let Some(update) = self.update_strategy(alloc.group) else {
+            return;
+        };
+        if update.min_healthy_time == Millis::ZERO {
+            self.deploy_healthy_due(id);
+        } else {
+            self.after(update.min_healthy_time, Event::DeployHealthy(id));
+        }
+    }
+
+    /// `min_healthy_time` passed: healthy for the deployment if it still is.
+    pub(super) fn deploy_healthy_due(&mut self, id: AllocId) {
+        let alloc = &self.allocs[id.index()];
+        let job = alloc.group.job;
+        let current = self.active_deployment(job).map(|d| d.seq);
+        if alloc.healthy_at.is_none()
+            || alloc.deploy_health.is_some()
+            || alloc.deployment != current
+        {
+            return;
+        }
+        self.allocs[id.index()].deploy_health = Some(true);
+        let group = self.allocs[id.index()].group;
+        // Progress: the deadline moves to now + progress_deadline.
+        if let Some(update) = self.update_strategy(group)
+            && update.progress_deadline > Millis::ZERO
+        {
+            let by = self.now() + update.progress_deadline;
+            if let Some(d) = self.jobs[job.index()].deployment.as_mut() {
+                d.require_progress_by = Some(d.require_progress_by.map_or(by, |old| old.max(by)));
+            }
+            self.after(update.progress_deadline, Event::ProgressDeadline(job));
+        }
+        if !self.deployment_complete(job) {
+            // The deployment watcher creates an evaluation to go on.
+            self.enqueue_eval(job);
+            return;
+        }
+        self.finish_deployment(job);
+    }
+
+    /// Nomad's allocation health deadline: not healthy `healthy_deadline`
+    /// after placement is unhealthy.
+    pub(super) fn healthy_deadline_due(&mut self, id: AllocId) {
+        let alloc = &self.allocs[id.index()];
+        if alloc.deploy_health.is_none() && alloc.deployment.is_some() && alloc.is_live() {
+            self.deploy_alloc_unhealthy(id);
+        }
+    }
+
+    /// The allocation failed (or missed its health deadline) before it was
+    /// healthy: without a progress deadline the deployment fails at once
+    /// (shouldFailEarly); with one, the deadline decides.
+    pub(super) fn deploy_alloc_unhealthy(&mut self, id: AllocId) {
+        let alloc = &mut self.allocs[id.index()];
+        let job = alloc.group.job;
+        let group = alloc.group;
+        let Some(seq) = alloc.deployment else {
+            return;
+        };
+        if alloc.deploy_health.is_some() {
+            return;
+        }
+        alloc.deploy_health = Some(false);
+        if self.active_deployment(job).map(|d| d.seq) != Some(seq) {
+            return;
+        }
+        let no_deadline = self
+            .update_strategy(group)
+            .is_some_and(|u| u.progress_deadline == Millis::ZERO);
+        if no_deadline {
+            self.fail_deployment(job, "failed due to unhealthy allocations");
+        }
+    }
+
+    /// Whether an allocation counts as healthy for `deployment`: one it
+    /// placed once the deployment saw it healthy; one that already ran the
+    /// version (a revert's, which Nomad updates in place into the new
+    /// deployment) while it is healthy.
+    fn healthy_in(&self, id: AllocId, deployment: &Deployment) -> bool {
+        let a = &self.allocs[id.index()];
+        a.is_live()
+            && a.version == deployment.version
+            && if a.deployment == Some(deployment.seq) {
+                a.deploy_health == Some(true)
+            } else {
+                a.healthy_at.is_some()
+            }
+    }
+
+    /// Every group has its desired count of the deployment's version,
+    /// healthy for the deployment, and nothing of an older version left.
+    fn deployment_complete(&self, job: JobId) -> bool {
+        let state = &self.jobs[job.index()];
+        let Some(deployment) = state.deployment.as_ref() else {
+            return false;
+        };
+        state.latest.iter().enumerate().all(|(g, slots)| {
+            let count = state.counts[g];
+            let healthy = slots
+                .range(..count)
+                .filter(|&(_, &id)| self.healthy_in(id, deployment))
+                .count();
+            let old = slots.values().any(|&id| {
+                let a = &self.allocs[id.index()];
+                a.is_live() && a.version != deployment.version
+            });
+            healthy >= count as usize && !old
+        })
+    }
+
+    fn finish_deployment(&mut self, job: JobId) {
+        let now = self.now();
+        let state = &mut self.jobs[job.index()];
+        let Some(d) = state.deployment.as_mut() else {
+            return;
+        };
+        d.status = DeploymentStatus::Successful;
+        let (seq, version, took) = (d.seq, d.version, now - d.started_at);
+        state.stable_version = version;
+        state.last_success = Some((now, version));
+        self.deploy_times.push(took);
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::DeploymentSucceeded)
+                .job(job)
+                .detail(format!("deployment {seq} of version {version} in {took}s"))
+        });
+    }
+
+    /// The progress deadline (deployment_watcher.go watch, shouldFail):
+    /// fails the deployment unless every group has its desired healthy
+    /// allocations.
+    pub(super) fn progress_deadline_due(&mut self, job: JobId) {
+        let now = self.now();
+        let Some(d) = self.active_deployment(job) else {
+            return;
+        };
+        if d.require_progress_by.is_none_or(|by| by > now) {
+            return;
+        }
+        let state = &self.jobs[job.index()];
+        let failed = (0..state.counts.len()).any(|g| {
+            let group = GroupRef::new(job, g);
+            if self.update_strategy(group).is_none() {
+                return false;
+            }
+            let healthy = state.latest[g]
+                .values()
+                .filter(|&&id| self.healthy_in(id, d))
+                .count();
+            healthy < state.counts[g] as usize
+        });
+        if failed {
+            self.fail_deployment(job, "failed: the progress deadline passed");
+        }
+    }
+
+    fn fail_deployment(&mut self, job: JobId, why: &str) {
+        let state = &mut self.jobs[job.index()];
+        let Some(d) = state.deployment.as_mut() else {
+            return;
+        };
+        d.status = DeploymentStatus::Failed;
+        let (seq, version) = (d.seq, d.version);
+        let revert = (0..state.counts.len()).any(|g| {
+            self.update_strategy(GroupRef::new(job, g))
+                .is_some_and(|u| u.auto_revert)
+        });
+        self.metrics.deployment_failures += 1;
+        let detail = format!("deployment {seq} of version {version} {why}");
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::DeploymentFailed)
+                .job(job)
+                .detail(detail)
+        });
+        let stable = self.jobs[job.index()].stable_version;
+        if revert && stable != version {
+            // Nomad registers a copy of the latest stable version: its
+            // allocations are current again, the others roll back.
+            self.record(|t| {
+                TraceRecord::new(t, TraceKind::DeploymentReverted)
+                    .job(job)
+                    .detail(format!("rolling back to version {stable}"))
+            });
+            self.update_job(job, stable);
+        } else {
+            // The failed deployment's unhealthy allocations are replaced.
+            self.enqueue_eval(job);
+        }
+    }
+
+    /// Whether a destructive update whose placement failed keeps its stop.
+    /// Nomad drops it (the old allocation runs on). Under plan-aware the
+    /// stop stays when the old allocation holds a volume the new one needs:
+    /// its claim is what blocked the placement, so the allocation stops,
+    /// the claim is released, and the release re-evaluates the job (the
+    /// fix's hand-off), instead of the update deadlocking.
+    pub(super) fn keeps_stop(
+        &self,
+        previous: AllocId,
+        volumes: &[super::scheduler::ResolvedVolume],
+    ) -> bool {
+        self.policy.plan_aware_claims()
+            && volumes.iter().any(|v| match v {
+                super::scheduler::ResolvedVolume::Found(id, _, _) => self.allocs[previous.index()]
+                    .volumes
+                    .iter()
+                    .any(|(held, _)| held == id),
+                super::scheduler::ResolvedVolume::Missing(_) => false,
+            })
+    }
+}
