@@ -29,6 +29,9 @@ struct Group {
     count: u32,
     requests: Vec<Request>,
     cpu: u32,
+    /// max_client_disconnect, stop_after_client_disconnect (seconds) and
+    /// migrate.max_parallel.
+    disconnect: (Option<u32>, Option<u32>, u32),
 }
 
 #[derive(Debug, Clone)]
@@ -47,6 +50,11 @@ enum Action {
     Scale(usize, u32),
     StopJob(usize),
     PluginHealth(usize, bool),
+    NodeDisconnect(usize),
+    NodeReconnect(usize),
+    /// A drain with a strategy: node, deadline (seconds, 0: none), and
+    /// whether system jobs are ignored.
+    NodeDrainSpec(usize, u32, bool),
 }
 
 #[derive(Debug, Clone)]
@@ -78,11 +86,17 @@ fn group() -> impl Strategy<Value = Group> {
             0..3,
         ),
         prop::sample::select(vec![100u32, 500, 1500]),
+        (
+            prop::option::weighted(0.3, 1u32..900),
+            prop::option::weighted(0.2, 1u32..600),
+            0u32..4,
+        ),
     )
-        .prop_map(|(count, requests, cpu)| Group {
+        .prop_map(|(count, requests, cpu, disconnect)| Group {
             count,
             requests,
             cpu,
+            disconnect,
         })
 }
 
@@ -109,6 +123,14 @@ fn action() -> impl Strategy<Value = Action> {
         (0usize..4, 0u32..5).prop_map(|(j, c)| Action::Scale(j, c)),
         (0usize..4).prop_map(Action::StopJob),
         (0usize..6, any::<bool>()).prop_map(|(n, h)| Action::PluginHealth(n, h)),
+        (0usize..6).prop_map(Action::NodeDisconnect),
+        (0usize..6).prop_map(Action::NodeReconnect),
+        (
+            0usize..6,
+            prop::sample::select(vec![0u32, 30, 300, 1200]),
+            any::<bool>()
+        )
+            .prop_map(|(n, d, i)| Action::NodeDrainSpec(n, d, i)),
     ]
 }
 
@@ -198,10 +220,16 @@ fn yaml(world: &World) -> String {
             job.submit_s
         );
         for (g, group) in job.groups.iter().enumerate() {
-            out += &format!(
-                "      - name: g{g}\n        count: {}\n        volumes: {{",
-                group.count
-            );
+            out += &format!("      - name: g{g}\n        count: {}\n", group.count);
+            let (window, stop_after, max_parallel) = group.disconnect;
+            if let Some(s) = window {
+                out += &format!("        max_client_disconnect: {s}s\n");
+            }
+            if let Some(s) = stop_after {
+                out += &format!("        stop_after_client_disconnect: {s}s\n");
+            }
+            out +=
+                &format!("        migrate: {{max_parallel: {max_parallel}}}\n        volumes: {{");
             let requests: Vec<String> = group
                 .requests
                 .iter()
@@ -255,6 +283,12 @@ fn yaml(world: &World) -> String {
                         n % nodes
                     )
                 }
+                Action::NodeDisconnect(n) => format!("node_disconnect: n{}", n % nodes),
+                Action::NodeReconnect(n) => format!("node_reconnect: n{}", n % nodes),
+                Action::NodeDrainSpec(n, deadline, ignore) => format!(
+                    "node_drain: {{node: n{}, deadline: {deadline}s, ignore_system_jobs: {ignore}}}",
+                    n % nodes
+                ),
             };
             // scale and stop_job act on a submitted job: the loader refuses
             // one at or before the job's submit_at.

@@ -330,6 +330,8 @@ fn group(
         memory: rng.range(2, 16) * 64,
         drivers: DRIVER,
         run_for,
+        disconnect: Default::default(),
+        migrate: Default::default(),
     }
 }
 

@@ -311,9 +311,24 @@ const JOB: Schema = Schema {
 };
 
 const GROUP: Schema = Schema {
-    attributes: (&["count"], &["shutdown_delay", "meta"]),
+    attributes: (
+        &[
+            "count",
+            "max_client_disconnect",
+            "stop_after_client_disconnect",
+        ],
+        &["shutdown_delay", "meta"],
+    ),
     blocks: (
-        &["task", "volume", "constraint", "reschedule", "network"],
+        &[
+            "task",
+            "volume",
+            "constraint",
+            "reschedule",
+            "network",
+            "migrate",
+            "disconnect",
+        ],
         &["restart", "service", "scaling", "meta", "consul", "vault"],
     ),
 };
@@ -472,7 +487,13 @@ fn parse_group(
     let mut nested = Vec::new();
     let warned = walk(hcl, &block.body, &GROUP, &prefix, |structure| {
         match structure {
-            Structure::Attribute(attr) => group.count = Some(hcl.int(attr)?),
+            Structure::Attribute(attr) => match attr.key.as_str() {
+                "max_client_disconnect" => group.max_client_disconnect = Some(hcl.duration(attr)?),
+                "stop_after_client_disconnect" => {
+                    group.stop_after_client_disconnect = Some(hcl.duration(attr)?)
+                }
+                _ => group.count = Some(hcl.int(attr)?),
+            },
             Structure::Block(inner) => match inner.ident.as_str() {
                 "task" => group.tasks.push(parse_task(
                     hcl,
@@ -493,6 +514,22 @@ fn parse_group(
                                 format!("{prefix}static port \"{label}\""),
                                 hcl.position(port.span()),
                             ));
+                        }
+                    }
+                }
+                "migrate" => group.migrate = Some(parse_migrate(hcl, inner)?),
+                // Nomad 1.8+'s form of the two disconnect settings.
+                "disconnect" => {
+                    for attr in inner.body.attributes() {
+                        match attr.key.as_str() {
+                            "lost_after" => group.max_client_disconnect = Some(hcl.duration(attr)?),
+                            "stop_on_client_after" => {
+                                group.stop_after_client_disconnect = Some(hcl.duration(attr)?)
+                            }
+                            other => nested.push((
+                                format!("{prefix}disconnect {other}"),
+                                hcl.position(attr.span()),
+                            )),
                         }
                     }
                 }
@@ -623,6 +660,20 @@ fn parse_constraint(hcl: &HclFile, block: &Block) -> Result<NomadConstraint, Loa
         }
     }
     Ok(constraint)
+}
+
+fn parse_migrate(hcl: &HclFile, block: &Block) -> Result<NomadMigrate, LoadError> {
+    let mut m = NomadMigrate::default();
+    for attr in block.body.attributes() {
+        match attr.key.as_str() {
+            "max_parallel" => m.max_parallel = Some(hcl.int(attr)?),
+            "health_check" => m.health_check = Some(hcl.string(attr)?),
+            "min_healthy_time" => m.min_healthy_time = Some(hcl.duration(attr)?),
+            "healthy_deadline" => m.healthy_deadline = Some(hcl.duration(attr)?),
+            _ => {}
+        }
+    }
+    Ok(m)
 }
 
 fn parse_reschedule(hcl: &HclFile, block: &Block) -> Result<NomadReschedule, LoadError> {

@@ -264,15 +264,7 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
         let mut tasks = Vec::new();
         let mut group_constraints = constraints(&g, text, file)?;
         g.ignore_if_set(
-            &[
-                "Affinities",
-                "Spreads",
-                "Update",
-                "Migrate",
-                "MaxClientDisconnect",
-                "StopAfterClientDisconnect",
-                "PreventRescheduleOnLost",
-            ],
+            &["Affinities", "Spreads", "Update", "PreventRescheduleOnLost"],
             &prefix,
             &mut out.ignored,
         );
@@ -367,6 +359,31 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
                 })
             }
         };
+        let migrate = match g.get("Migrate") {
+            None | Some(Value::Null) => None,
+            Some(block) => {
+                let m = Fields::new(block, text, file, format!("{}.Migrate", g.what))?;
+                Some(NomadMigrate {
+                    max_parallel: m.int("MaxParallel")?,
+                    health_check: m.string("HealthCheck")?,
+                    min_healthy_time: m.nanos("MinHealthyTime")?,
+                    healthy_deadline: m.nanos("HealthyDeadline")?,
+                })
+            }
+        };
+        // Nomad 1.8+ writes both settings in a Disconnect block.
+        let (mut lost_after, mut stop_after) = (
+            g.nanos("MaxClientDisconnect")?,
+            g.nanos("StopAfterClientDisconnect")?,
+        );
+        if let Some(block) = g.get("Disconnect").filter(|b| !b.is_null()) {
+            let d = Fields::new(block, text, file, format!("{}.Disconnect", g.what))?;
+            lost_after = d
+                .nanos("LostAfter")?
+                .filter(|&t| t > Millis::ZERO)
+                .or(lost_after);
+            stop_after = d.nanos("StopOnClientAfter")?.or(stop_after);
+        }
         out.groups.push(NomadGroup {
             at: key_position(text, &name),
             name,
@@ -375,6 +392,9 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
             reschedule,
             constraints: group_constraints,
             tasks,
+            migrate,
+            max_client_disconnect: lost_after,
+            stop_after_client_disconnect: stop_after,
         });
     }
     Ok(out)

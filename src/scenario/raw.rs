@@ -54,6 +54,7 @@ pub struct RawCluster {
     pub csi_volume_claim_gc_threshold: Option<RawDuration>,
     pub node_gc_threshold: Option<RawDuration>,
     pub node_gc_interval: Option<RawDuration>,
+    pub heartbeat_grace: Option<RawDuration>,
 }
 
 #[serde_with::skip_serializing_none]
@@ -176,6 +177,27 @@ pub struct RawGroup {
     pub reschedule: Option<RawReschedule>,
     pub constraints: Option<Vec<RawConstraint>>,
     pub tasks: Vec<Spanned<RawTask>>,
+    pub migrate: Option<RawMigrate>,
+    pub max_client_disconnect: Option<RawDuration>,
+    pub stop_after_client_disconnect: Option<RawDuration>,
+}
+
+/// Nomad's `migrate` block.
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMigrate {
+    pub max_parallel: Option<u32>,
+    pub health_check: Option<RawHealthCheck>,
+    pub min_healthy_time: Option<RawDuration>,
+    pub healthy_deadline: Option<RawDuration>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RawHealthCheck {
+    Checks,
+    TaskStates,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -280,10 +302,29 @@ pub struct RawEvent {
     pub at: RawDuration,
     pub node_down: Option<String>,
     pub node_up: Option<String>,
-    pub node_drain: Option<String>,
+    pub node_drain: Option<RawNodeDrain>,
     pub scale: Option<RawScale>,
     pub plugin_health: Option<RawPluginHealth>,
     pub stop_job: Option<String>,
+    pub node_disconnect: Option<String>,
+    pub node_reconnect: Option<String>,
+}
+
+/// `node_drain: client-2` (a forced drain) or `node_drain: {node: ...}`
+/// (a drain with a deadline, as `nomad node drain -enable` makes).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawNodeDrain {
+    Node(String),
+    Spec(RawDrainSpec),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDrainSpec {
+    pub node: String,
+    pub deadline: Option<RawDuration>,
+    pub ignore_system_jobs: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

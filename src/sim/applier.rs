@@ -157,7 +157,13 @@ impl Simulation<'_> {
             }
             _ => (Vec::new(), Vec::new()),
         };
-        if placement.reschedule {
+        // The `reschedules` metric counts replacements of failures; an
+        // unknown allocation (disconnected client) is replaced the same way
+        // but has not failed.
+        let replaces_unknown = placement
+            .previous
+            .is_some_and(|p| self.allocs[p.index()].state == AllocState::Unknown);
+        if placement.reschedule && !replaces_unknown {
             self.metrics.reschedules += 1;
         }
         let node = &mut self.nodes[placement.node.index()];
@@ -213,6 +219,9 @@ impl Simulation<'_> {
             penalty_nodes,
             followup_at: None,
             migrate: false,
+            score: Some(placement.score),
+            placed_at: now,
+            running_since: None,
         });
         self.after(self.scenario.cluster.pull_delay, Event::AllocPulled(id));
     }

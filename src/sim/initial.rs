@@ -77,6 +77,9 @@ impl Simulation<'_> {
                 penalty_nodes: Vec::new(),
                 followup_at: None,
                 migrate: false,
+                score: None,
+                placed_at: Millis::ZERO,
+                running_since: initial.running.then_some(Millis::ZERO),
             });
             let kind = if initial.running {
                 TraceKind::Running

@@ -7,6 +7,8 @@ mod applier;
 mod broker;
 pub mod claims;
 mod client;
+mod disconnect;
+mod drain;
 pub mod feasibility;
 mod initial;
 mod invariants;
@@ -123,6 +125,18 @@ enum Event {
     /// The leader's once-a-minute re-enqueue of evaluations blocked after
     /// exhausting their plan retries (blocked_evals.go UnblockFailed).
     UnblockFailed,
+    /// The heartbeat timer of a client disconnected at the given time runs out.
+    HeartbeatMissed(NodeId, Millis),
+    /// A client disconnected at the given time stops its allocations
+    /// (`stop_after_client_disconnect`).
+    ClientHeartbeatStop(NodeId, Millis),
+    /// An allocation unknown since the given time reaches `max_client_disconnect`.
+    DisconnectExpired(AllocId, Millis),
+    /// The drainer looks at every draining node (a deadline, a change of
+    /// health it waits for).
+    DrainPass,
+    /// The drainer's batched migration marks are written (1s window).
+    DrainBatch,
 }
 
 struct Simulation<'s> {
@@ -169,6 +183,10 @@ struct Simulation<'s> {
     /// For each blocked job, its evaluation's class eligibility (Nomad's
     /// ClassEligibility; `None`: not seen) and whether it escaped.
     blocked_classes: BTreeMap<JobId, (bool, Vec<Option<bool>>)>,
+    /// Disconnected clients and their allocations.
+    disconnects: disconnect::Disconnects,
+    /// Nodes being drained with a drain strategy, and pending marks.
+    drains: drain::Drains,
 }
 
 impl<'s> Simulation<'s> {
@@ -189,6 +207,7 @@ impl<'s> Simulation<'s> {
                 published_volumes: Default::default(),
                 counted_volumes: Default::default(),
                 down_since: Millis::ZERO,
+                disconnected_at: None,
             })
             .collect();
         let jobs = scenario
@@ -248,6 +267,8 @@ impl<'s> Simulation<'s> {
             max_plans_blocked: Default::default(),
             unblock_failed_scheduled: false,
             blocked_classes: Default::default(),
+            disconnects: Default::default(),
+            drains: Default::default(),
         }
     }
 
@@ -331,6 +352,11 @@ impl<'s> Simulation<'s> {
             Event::ClaimFreed(alloc, volume) => self.claim_freed(alloc, volume),
             Event::ClaimGc => self.claim_gc(),
             Event::UnblockFailed => self.unblock_failed(),
+            Event::HeartbeatMissed(node, since) => self.heartbeat_missed(node, since),
+            Event::ClientHeartbeatStop(node, since) => self.client_heartbeat_stop(node, since),
+            Event::DisconnectExpired(alloc, since) => self.disconnect_expired(alloc, since),
+            Event::DrainPass => self.drain_pass(),
+            Event::DrainBatch => self.drain_batch(),
         }
     }
 

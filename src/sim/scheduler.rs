@@ -52,6 +52,8 @@ pub struct Placement {
     pub reschedule: bool,
     /// What the scheduler saw when it chose the node (only when tracing).
     pub seen: Option<Box<super::trace::PlacementSeen>>,
+    /// The chosen node's final score (what a reconnect compares).
+    pub score: f64,
 }
 
 /// A slot the reconciler wants filled.
@@ -84,6 +86,8 @@ struct PlanContext {
     group_classes: Vec<Option<bool>>,
     /// Set when 1.2.6's wrapper ends the node iteration early.
     stop_iterating: bool,
+    /// The final score of the node the last placement chose.
+    chosen_score: f64,
 }
 
 /// A volume request with its source resolved for one allocation index.
@@ -207,6 +211,7 @@ impl Simulation<'_> {
                         previous: want.previous,
                         reschedule: want.reschedule,
                         seen,
+                        score: ctx.chosen_score,
                     });
                 }
                 Err(filtered) => {
@@ -302,10 +307,12 @@ impl Simulation<'_> {
 
     /// Decides, slot by slot, what must be stopped and what must be placed.
     fn reconcile(&mut self, job: JobId, stops: &mut Vec<AllocId>) -> Vec<Want> {
+        self.resolve_reconnects(job, stops);
         let now = self.now();
         let spec = &self.scenario.jobs[job.index()];
         let mut wants = Vec::new();
         let mut followups = Vec::new();
+        let mut stopping_later = Vec::new();
         for (g, group_spec) in spec.groups.iter().enumerate() {
             let group = GroupRef::new(job, g);
             let count = self.jobs[job.index()].counts[g];
@@ -360,8 +367,11 @@ impl Simulation<'_> {
                     }
                     // reconciler updateByReschedulable: now if due within
                     // 1s or this is the follow-up evaluation made for it;
-                    // later (one follow-up evaluation) otherwise.
-                    AllocState::Failed => {
+                    // later (one follow-up evaluation) otherwise. An
+                    // unknown allocation is replaced the same way, from
+                    // the moment it became unknown (computeDisconnecting);
+                    // it keeps running beside its replacement.
+                    AllocState::Failed | AllocState::Unknown => {
                         let Some(due) = reschedule_eligible(
                             &group_spec.reschedule,
                             &alloc.reschedule_history,
@@ -383,6 +393,20 @@ impl Simulation<'_> {
                     }
                 }
             }
+            // A lost allocation its client stops itself holds back the
+            // group's placements until then (delayByStopAfter).
+            if let Some((id, until)) = self.client_stop_pending(group) {
+                wants.retain(|w| {
+                    w.group != group || w.previous.is_some_and(|p| self.allocs[p.index()].migrate)
+                });
+                if self.allocs[id.index()].followup_at != Some(until) {
+                    stopping_later.push((id, until));
+                }
+            }
+        }
+        for (id, until) in stopping_later {
+            self.allocs[id.index()].followup_at = Some(until);
+            self.at(until, Event::RescheduleDue(job));
         }
         let dues: Vec<Millis> = followups.iter().map(|&(_, due)| due).collect();
         let windows = followup_windows(&dues);
@@ -520,6 +544,7 @@ impl Simulation<'_> {
                 best = Some((node, score));
             }
         }
+        ctx.chosen_score = best.map_or(0.0, |(_, score)| score);
         best.map(|(node, _)| node).ok_or(filtered)
     }
 

@@ -144,8 +144,13 @@ impl Simulation<'_> {
             | Event::TaskComplete(alloc)
             | Event::NodeDetach(alloc, _)
             | Event::ControllerDetach(alloc, _)
-            | Event::ClaimFreed(alloc, _) => alloc_job(alloc),
+            | Event::ClaimFreed(alloc, _)
+            | Event::DisconnectExpired(alloc, _) => alloc_job(alloc),
             Event::Timeline(_) | Event::ClaimGc | Event::UnblockFailed => None,
+            Event::HeartbeatMissed(..)
+            | Event::ClientHeartbeatStop(..)
+            | Event::DrainPass
+            | Event::DrainBatch => None,
         }
     }
 }

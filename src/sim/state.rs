@@ -13,6 +13,9 @@ use crate::model::time::Millis;
 pub enum NodeStatus {
     Ready,
     Down,
+    /// Nomad 1.3+: the client missed its heartbeats and some allocation
+    /// may wait for it (`max_client_disconnect`).
+    Disconnected,
 }
 
 #[derive(Clone, Debug)]
@@ -45,6 +48,9 @@ pub struct NodeState {
     pub counted_volumes: BTreeMap<VolumeId, u32>,
     /// When the node last went down (Nomad's node GC measures from it).
     pub down_since: Millis,
+    /// When the client lost its servers (`node_disconnect`), while it has
+    /// not reached them again: it sends no heartbeats and no updates.
+    pub disconnected_at: Option<Millis>,
 }
 
 /// Adds one reference to `key`.
@@ -164,6 +170,9 @@ pub enum AllocState {
     Failed,
     Lost,
     Stopped,
+    /// Nomad 1.3+: running on a disconnected client, waiting for it
+    /// (client status unknown); live, not running.
+    Unknown,
 }
 
 impl AllocState {
@@ -184,6 +193,7 @@ impl AllocState {
             AllocState::Failed => "failed",
             AllocState::Lost => "lost",
             AllocState::Stopped => "stopped",
+            AllocState::Unknown => "unknown",
         }
     }
 }
@@ -217,6 +227,13 @@ pub struct Alloc {
     pub followup_at: Option<Millis>,
     /// The node is draining: the scheduler must move this allocation.
     pub migrate: bool,
+    /// The final score of the node the scheduler chose (Nomad's
+    /// MaxNormScore); `None` for an allocation that predates the run.
+    pub score: Option<f64>,
+    /// When the plan placing it was committed.
+    pub placed_at: Millis,
+    /// When it started running (kept while unknown).
+    pub running_since: Option<Millis>,
 }
 
 impl Alloc {

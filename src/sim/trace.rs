@@ -30,6 +30,14 @@ pub enum TraceKind {
     PluginHealth,
     Scale,
     StopJob,
+    NodeDisconnect,
+    NodeReconnect,
+    NodeDisconnected,
+    Unknown,
+    Reconnected,
+    ClientStopped,
+    Migrate,
+    DrainComplete,
 }
 
 impl TraceKind {
@@ -58,6 +66,14 @@ impl TraceKind {
             TraceKind::PluginHealth => "plugin_health",
             TraceKind::Scale => "scale",
             TraceKind::StopJob => "stop_job",
+            TraceKind::NodeDisconnect => "node_disconnect",
+            TraceKind::NodeReconnect => "node_reconnect",
+            TraceKind::NodeDisconnected => "node_disconnected",
+            TraceKind::Unknown => "unknown",
+            TraceKind::Reconnected => "reconnected",
+            TraceKind::ClientStopped => "client_stopped",
+            TraceKind::Migrate => "migrate",
+            TraceKind::DrainComplete => "drain_complete",
         }
     }
 }
