@@ -1,5 +1,7 @@
 //! `cargo bench`: the event queue alone, one placement on a 5,000-node
-//! cluster, the C1M shape end to end, and the report's scenario.
+//! cluster, the C1M shape end to end, the report's scenario, and the sweep
+//! pipeline's parts (replaying an experiment's runs, their journal lines,
+//! the outputs rendered from them).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -107,5 +109,56 @@ fn report_scenario(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, event_queue, one_placement, report_scenario, c1m);
+/// `experiments/report-grid.yaml` (1,000 runs): the runs replayed in a
+/// loop (what a sweep cannot beat), their journal lines as the workers
+/// format them, and every output a finished sweep renders from them.
+fn sweep_pipeline(c: &mut Criterion) {
+    use plansim::experiment::grid::coord;
+    use plansim::report::{journal, sweep};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/report-grid.yaml");
+    let experiment = plansim::experiment::spec::load(&path, None).unwrap_or_else(|e| panic!("{e}"));
+    let replay = || -> Vec<plansim::model::metrics::Metrics> {
+        (0..experiment.runs())
+            .map(|index| {
+                let c = coord(&experiment, index);
+                let scenario = &experiment.points[c.point].scenario;
+                simulate(scenario, RunOptions::new(c.policy, c.seed)).metrics
+            })
+            .collect()
+    };
+    let runs = replay();
+    let mut group = c.benchmark_group("sweep_pipeline");
+    group.throughput(Throughput::Elements(runs.len() as u64));
+    group.bench_function("replay_report_grid", |b| b.iter(|| black_box(replay())));
+    group.bench_function("journal_lines", |b| {
+        b.iter(|| {
+            let mut lines = Vec::new();
+            for (index, metrics) in runs.iter().enumerate() {
+                journal::push_record(&mut lines, index, metrics);
+            }
+            black_box(lines)
+        })
+    });
+    group.bench_function("render_outputs", |b| {
+        let header = journal::Header {
+            fingerprint: "bench".into(),
+            runs: runs.len(),
+            shard: "1/1".into(),
+        };
+        b.iter(|| {
+            let outputs = sweep::render_all(&experiment, &runs).unwrap();
+            black_box((outputs, journal::render_sorted(&header, &runs)))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    event_queue,
+    one_placement,
+    report_scenario,
+    c1m,
+    sweep_pipeline
+);
 criterion_main!(benches);

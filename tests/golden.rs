@@ -137,6 +137,49 @@ fn diff_tolerance_and_markdown() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A summary.csv written before the deployment and availability columns
+/// (it ends at `events`, then the version) is still read: `diff` compares
+/// the columns both files have, and lists the new ones as added.
+#[test]
+fn diff_reads_a_summary_from_before_the_deployment_columns() {
+    let golden = std::fs::read_to_string(common::repo_path("results/summary.csv")).unwrap();
+    let header: Vec<&str> = golden.lines().next().unwrap().split(',').collect();
+    let first_new = header.iter().position(|c| *c == "deployments").unwrap();
+    let version = header.iter().position(|c| *c == "plansim_version").unwrap();
+    assert_eq!(header[first_new - 1], "events");
+    let old: Vec<String> = golden
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            let mut kept = fields[..first_new].to_vec();
+            kept.extend(&fields[version..]);
+            kept.join(",")
+        })
+        .collect();
+    let dir = common::temp_dir("old-columns");
+    let copy = dir.join("summary.csv");
+    std::fs::write(&copy, old.join("\n") + "\n").unwrap();
+    let output = common::plansim(&["diff", common::arg(&copy), "results"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("0 metric change(s)"), "{stdout}");
+    assert!(stdout.contains("4 column(s) added, 0 removed"), "{stdout}");
+    // Restricted to the columns both have, they are the same results.
+    let same = common::plansim(&["diff", common::arg(&copy), "results", "--only", "events"]);
+    assert_eq!(same.status.code(), Some(0));
+    // A changed old metric is still found.
+    let mut tampered = old.clone();
+    let mut fields: Vec<String> = tampered[1].split(',').map(str::to_string).collect();
+    let events = header.iter().position(|c| *c == "events").unwrap();
+    fields[events] = "99999".into();
+    tampered[1] = fields.join(",");
+    std::fs::write(&copy, tampered.join("\n") + "\n").unwrap();
+    let changed = common::plansim(&["diff", common::arg(&copy), "results"]);
+    let stdout = String::from_utf8_lossy(&changed.stdout);
+    assert!(stdout.contains("1 metric change(s)"), "{stdout}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// Every experiment's committed outputs are what `plansim sweep` produces.
 #[test]
 fn experiment_results_are_reproduced_byte_for_byte() {

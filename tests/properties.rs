@@ -39,6 +39,8 @@ struct Job {
     batch: bool,
     submit_s: u32,
     run_for_s: Option<u32>,
+    /// Every task's `healthy_after`, in seconds (0: healthy at once).
+    healthy_after_s: u32,
     groups: Vec<Group>,
 }
 
@@ -106,13 +108,17 @@ fn job() -> impl Strategy<Value = Job> {
         0u32..120,
         prop::option::of(1u32..600),
         prop::collection::vec(group(), 1..3),
+        prop::sample::select(vec![0u32, 0, 5, 45]),
     )
-        .prop_map(|(batch, submit_s, run_for_s, groups)| Job {
-            batch,
-            submit_s,
-            run_for_s,
-            groups,
-        })
+        .prop_map(
+            |(batch, submit_s, run_for_s, groups, healthy_after_s)| Job {
+                batch,
+                submit_s,
+                run_for_s,
+                healthy_after_s,
+                groups,
+            },
+        )
 }
 
 fn action() -> impl Strategy<Value = Action> {
@@ -258,8 +264,8 @@ fn yaml(world: &World) -> String {
                 .map(|s| format!(", run_for: {s}s"))
                 .unwrap_or_default();
             out += &format!(
-                "}}\n        tasks: [{{name: t, cpu: {}{run_for}}}]\n",
-                group.cpu
+                "}}\n        tasks: [{{name: t, cpu: {}{run_for}, healthy_after: {}s}}]\n",
+                group.cpu, job.healthy_after_s
             );
         }
     }
@@ -326,6 +332,11 @@ proptest! {
             let m = &output.metrics;
             prop_assert!(m.running <= m.placed, "{policy}: {m:?}");
             prop_assert!(m.reschedules <= m.client_failures, "{policy}: a reschedule replaces a failure: {m:?}");
+            let groups: usize = world.jobs.iter().map(|j| j.groups.len()).sum();
+            prop_assert!(
+                m.unavailable_time <= scenario.horizon.saturating_mul(groups as u64),
+                "{policy}: a group is unavailable at most the whole run: {m:?}"
+            );
             if policy == Policy::PlanAware {
                 prop_assert_eq!(m.violations, 0, "plan-aware violated an access mode\n{}", text);
                 prop_assert_eq!(m.claim_failures, 0, "plan-aware had a claim refused\n{}", text);

@@ -3,12 +3,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
-use std::sync::mpsc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as AtomicOrdering};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rayon::prelude::*;
 
 use super::inputs::{FileKind, file_kind};
 use super::{EXIT_BAD_INPUT, EXIT_OK};
@@ -127,7 +126,7 @@ fn sweep_command(args: &SweepArgs) -> Result<(), String> {
     let _out_dir = outdir::claim(&out, outdir::Kind::Sweep)?;
     let journal_path = out.join(journal::FILE_NAME);
     let header = header_for(&experiment, shard);
-    let (mut done, writer) = match journal::read(&journal_path)? {
+    let (resumed, writer) = match journal::read(&journal_path)? {
         None => {
             write_inputs(&out, &experiment, &experiment_file)?;
             (
@@ -154,36 +153,35 @@ fn sweep_command(args: &SweepArgs) -> Result<(), String> {
             (contents.runs, writer)
         }
     };
+    let mut done = by_index(experiment.runs(), resumed);
     let todo: Vec<usize> = (0..experiment.runs())
-        .filter(|&r| shard.owns(r) && !done.contains_key(&r))
+        .filter(|&r| shard.owns(r) && done[r].is_none())
         .collect();
     let owned = (0..experiment.runs()).filter(|&r| shard.owns(r)).count();
     let threads = args.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,
     );
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|err| format!("cannot start {threads} worker threads: {err}"))?;
     let progress = progress_bar(todo.len(), args.quiet);
-    let finished = run_all(&experiment, &todo, threads, writer, &progress)?;
+    let this_time = run_all(&experiment, &todo, &pool, writer, &mut done, &progress)?;
     progress.finish_and_clear();
-    let this_time = finished.len();
-    done.extend(finished);
+    let recorded = done.iter().filter(|m| m.is_some()).count();
     if INTERRUPTED.load(AtomicOrdering::SeqCst) {
         eprintln!(
-            "interrupted: {} of {owned} runs recorded in {} ({this_time} this time); run the same command with --resume to finish",
-            done.len(),
+            "interrupted: {recorded} of {owned} runs recorded in {} ({this_time} this time); run the same command with --resume to finish",
             out.display()
         );
         return Ok(());
     }
     if !args.quiet {
         let runs = if shard == Shard::WHOLE {
-            format!("{} runs", done.len())
+            format!("{recorded} runs")
         } else {
-            format!(
-                "shard {shard}: {} of {} runs",
-                done.len(),
-                experiment.runs()
-            )
+            format!("shard {shard}: {recorded} of {} runs", experiment.runs())
         };
         eprintln!(
             "{runs} recorded in {} ({this_time} this time)",
@@ -196,7 +194,18 @@ fn sweep_command(args: &SweepArgs) -> Result<(), String> {
         }
         return Ok(());
     }
-    finish(&out, &experiment, &header, &done, args.quiet)
+    // The outputs are rendered on the same --jobs threads as the runs.
+    pool.install(|| finish(&out, &experiment, &header, done, args.quiet))
+}
+
+/// Recorded runs by index (`None`: not recorded); every index is below
+/// `runs` (the journal reader checks it).
+fn by_index(runs: usize, recorded: BTreeMap<usize, Metrics>) -> Vec<Option<Metrics>> {
+    let mut done = vec![None; runs];
+    for (index, metrics) in recorded {
+        done[index] = Some(metrics);
+    }
+    done
 }
 
 fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
@@ -217,75 +226,121 @@ fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
     bar
 }
 
-/// Runs `todo` on `threads` workers; each finished run is journaled at once
-/// by one writer thread, so an interrupted sweep keeps what it finished.
+/// A worker hands its finished runs to the journal after this many runs,
+/// or sooner once they add up to [`FLUSH_EVENTS`] simulation events, so a
+/// kill loses at most a few milliseconds of work per worker (and Ctrl-C
+/// none: workers flush before they stop).
+const FLUSH_RUNS: usize = 256;
+const FLUSH_EVENTS: u64 = 1 << 20;
+/// Runs a worker claims at once from the shared cursor.
+const CLAIM: usize = 16;
+
+/// Runs `todo` on every thread of `pool`, recording each finished run in
+/// `done`. Each worker formats its finished runs' journal lines itself and
+/// hands them over in batches (one lock, one `write` and one progress step
+/// per batch), so nothing is sent, written or allocated per run; an
+/// interrupted sweep keeps every run it finished. Returns how many runs
+/// finished, or the failure of the lowest-numbered run that stopped early
+/// (the others still run and are journaled).
 fn run_all(
     experiment: &Experiment,
     todo: &[usize],
-    threads: usize,
-    mut writer: journal::Writer,
+    pool: &rayon::ThreadPool,
+    writer: journal::Writer,
+    done: &mut [Option<Metrics>],
     progress: &ProgressBar,
-) -> Result<BTreeMap<usize, Metrics>, String> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|err| format!("cannot start {threads} worker threads: {err}"))?;
-    let (sender, receiver) = mpsc::channel::<(usize, Result<Metrics, String>)>();
-    std::thread::scope(|scope| {
-        let journal = scope.spawn(move || -> Result<BTreeMap<usize, Metrics>, String> {
-            let mut finished = BTreeMap::new();
-            let mut failed = None;
-            for (index, result) in receiver {
-                match result {
-                    Ok(metrics) => {
-                        writer
-                            .append(index, &metrics)
-                            .map_err(|err| format!("cannot write the journal: {err}"))?;
-                        finished.insert(index, metrics);
-                        // Counted here, on one thread: workers never contend for the bar.
-                        progress.inc(1);
-                    }
-                    // Not journaled: the run did not finish. Report the first.
-                    Err(why) => {
-                        failed.get_or_insert(why);
-                    }
-                }
+) -> Result<usize, String> {
+    struct Recorder<'d> {
+        journal: Result<journal::Writer, String>,
+        done: &'d mut [Option<Metrics>],
+        finished: usize,
+    }
+    /// One worker's runs since its last hand-over.
+    #[derive(Default)]
+    struct Batch {
+        lines: Vec<u8>,
+        runs: Vec<(usize, Metrics)>,
+        events: u64,
+    }
+    let cursor = AtomicUsize::new(0);
+    let recorder = Mutex::new(Recorder {
+        journal: Ok(writer),
+        done,
+        finished: 0,
+    });
+    let failed = Mutex::new(None::<(usize, String)>);
+    // Set when the journal cannot be written: every worker stops.
+    let broken = AtomicBool::new(false);
+    let hand_over = |batch: &mut Batch| {
+        if batch.runs.is_empty() {
+            return;
+        }
+        let mut recorder = recorder.lock().unwrap_or_else(|e| e.into_inner());
+        if let Ok(writer) = recorder.journal.as_mut()
+            && let Err(err) = writer.append(&batch.lines)
+        {
+            recorder.journal = Err(format!("cannot write the journal: {err}"));
+            broken.store(true, AtomicOrdering::SeqCst);
+        }
+        recorder.finished += batch.runs.len();
+        progress.inc(batch.runs.len() as u64);
+        for (index, metrics) in batch.runs.drain(..) {
+            recorder.done[index] = Some(metrics);
+        }
+        drop(recorder);
+        batch.lines.clear();
+        batch.events = 0;
+    };
+    pool.broadcast(|_| {
+        let mut batch = Batch::default();
+        'claims: loop {
+            let start = cursor.fetch_add(CLAIM, AtomicOrdering::Relaxed);
+            if start >= todo.len() {
+                break;
             }
-            writer
-                .finish()
-                .map_err(|err| format!("cannot write the journal: {err}"))?;
-            match failed {
-                Some(why) => Err(why),
-                None => Ok(finished),
-            }
-        });
-        pool.install(|| {
-            todo.par_iter().for_each_with(sender, |sender, &index| {
-                if INTERRUPTED.load(AtomicOrdering::Relaxed) {
-                    return;
+            for &index in &todo[start..(start + CLAIM).min(todo.len())] {
+                if INTERRUPTED.load(AtomicOrdering::Relaxed) || broken.load(AtomicOrdering::Relaxed)
+                {
+                    break 'claims;
                 }
                 let c = coord(experiment, index);
                 let output = simulate(
                     &experiment.points[c.point].scenario,
                     RunOptions::new(c.policy, c.seed),
                 );
-                let result = match output.stopped_early {
-                    None => Ok(output.metrics),
-                    Some(why) => Err(format!(
-                        "run {index} ({}, {}, seed {}): {why}",
-                        experiment.point_label(c.point),
-                        c.policy,
-                        c.seed
-                    )),
-                };
-                // A closed channel means the journal failed; its error is reported below.
-                let _ = sender.send((index, result));
-            });
-        });
-        journal
-            .join()
-            .map_err(|_| "the journal writer stopped unexpectedly".to_string())?
-    })
+                if let Some(why) = output.stopped_early {
+                    // Not journaled: the run did not finish.
+                    let mut failed = failed.lock().unwrap_or_else(|e| e.into_inner());
+                    if failed.as_ref().is_none_or(|(first, _)| index < *first) {
+                        let why = format!(
+                            "run {index} ({}, {}, seed {}): {why}",
+                            experiment.point_label(c.point),
+                            c.policy,
+                            c.seed
+                        );
+                        *failed = Some((index, why));
+                    }
+                    continue;
+                }
+                journal::push_record(&mut batch.lines, index, &output.metrics);
+                batch.events += output.metrics.events;
+                batch.runs.push((index, output.metrics));
+                if batch.runs.len() >= FLUSH_RUNS || batch.events >= FLUSH_EVENTS {
+                    hand_over(&mut batch);
+                }
+            }
+        }
+        hand_over(&mut batch);
+    });
+    let recorder = recorder.into_inner().unwrap_or_else(|e| e.into_inner());
+    recorder
+        .journal?
+        .finish()
+        .map_err(|err| format!("cannot write the journal: {err}"))?;
+    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some((_, why)) => Err(why),
+        None => Ok(recorder.finished),
+    }
 }
 
 /// Writes every output of a complete sweep, and leaves its journal sorted.
@@ -293,18 +348,17 @@ fn finish(
     out: &Path,
     experiment: &Experiment,
     header: &Header,
-    done: &BTreeMap<usize, Metrics>,
+    done: Vec<Option<Metrics>>,
     quiet: bool,
 ) -> Result<(), String> {
-    check_complete(experiment, done)?;
-    let runs: Vec<Metrics> = done.values().cloned().collect();
+    let runs = complete(experiment, done)?;
     let whole = Header {
         shard: Shard::WHOLE.to_string(),
         ..header.clone()
     };
     write_file(
         &out.join(journal::FILE_NAME),
-        &journal::render_sorted(&whole, done),
+        &journal::render_sorted(&whole, &runs),
     )?;
     outdir::create_subdir(out, "plots")?;
     let outputs = sweep::render_all(experiment, &runs)?;
@@ -320,23 +374,26 @@ fn finish(
     Ok(())
 }
 
-/// Every run of the experiment is recorded; otherwise which are missing.
-fn check_complete(experiment: &Experiment, done: &BTreeMap<usize, Metrics>) -> Result<(), String> {
-    if done.len() != experiment.runs() {
-        let missing = (0..experiment.runs())
-            .find(|r| !done.contains_key(r))
-            .unwrap_or(0);
+/// Every run of the experiment, in run order; otherwise which are missing.
+fn complete(experiment: &Experiment, done: Vec<Option<Metrics>>) -> Result<Vec<Metrics>, String> {
+    let recorded = done.iter().filter(|m| m.is_some()).count();
+    if recorded != experiment.runs() {
+        let missing = done.iter().position(Option::is_none).unwrap_or(0);
         let c = coord(experiment, missing);
         return Err(format!(
             "{} of {} runs are missing (first: run {missing}, {}, {}, seed {})",
-            experiment.runs() - done.len(),
+            experiment.runs() - recorded,
             experiment.runs(),
             experiment.point_label(c.point),
             c.policy,
             c.seed
         ));
     }
-    Ok(())
+    // Same layout: collected in place.
+    Ok(done
+        .into_iter()
+        .map(|m| m.expect("every run is recorded"))
+        .collect())
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -461,7 +518,8 @@ fn merge_command(args: &MergeArgs) -> Result<(), String> {
     }
     let _out_dir = outdir::claim(&args.out, outdir::Kind::Sweep)?;
     write_inputs(&args.out, &experiment, &experiment_file)?;
-    finish(&args.out, &experiment, &header, &done, args.quiet)
+    let done = by_index(header.runs, done);
+    finish(&args.out, &experiment, &header, done, args.quiet)
 }
 
 /// Names the shards a merge lacks ("shard 3/3 missing"), when every shard

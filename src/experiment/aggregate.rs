@@ -2,6 +2,8 @@
 //! statistics of every metric; per grid point and pair of policies, the
 //! paired difference on the same seeds.
 
+use rayon::prelude::*;
+
 use super::spec::Experiment;
 use super::stats::{Summary, summarize};
 use crate::model::metrics::{Metric, Metrics};
@@ -53,32 +55,41 @@ pub struct AggregateRow {
     pub policy: Policy,
     pub runs: usize,
     /// Per metric (in `Metric::ALL` order): the summary over runs that
-    /// reached it, and how many did (only `first_full_s` can be unreached).
+    /// reached it, and how many did (see `Metric::may_be_never`).
     pub metrics: Vec<(Option<Summary>, usize)>,
 }
 
+/// Rows in grid order; each row's metrics are summarised on the current
+/// rayon pool (the result does not depend on its threads).
 pub fn aggregate(table: &RunTable<'_>) -> Vec<AggregateRow> {
     let experiment = table.experiment;
-    let mut rows = Vec::new();
-    for point in 0..experiment.points.len() {
-        for &policy in &experiment.policies {
+    let slots: Vec<(usize, Policy)> = (0..experiment.points.len())
+        .flat_map(|point| {
+            experiment
+                .policies
+                .iter()
+                .map(move |&policy| (point, policy))
+        })
+        .collect();
+    slots
+        .into_par_iter()
+        .map(|(point, policy)| {
             let runs = table.runs_of(point, policy);
             let metrics = Metric::ALL
-                .iter()
+                .par_iter()
                 .map(|&metric| {
                     let (values, _) = table.values(runs.clone(), metric);
                     (summarize(&values), values.len())
                 })
                 .collect();
-            rows.push(AggregateRow {
+            AggregateRow {
                 point,
                 policy,
                 runs: runs.len(),
                 metrics,
-            });
-        }
-    }
-    rows
+            }
+        })
+        .collect()
 }
 
 /// `candidate - baseline` on the same grid point and seeds.
@@ -103,22 +114,29 @@ pub fn policy_pairs(policies: &[Policy]) -> Vec<(Policy, Policy)> {
     pairs
 }
 
+/// Per pair of policies and metric (summarised on the current rayon pool):
+/// a row per grid point, then the pooled row.
 pub fn paired(table: &RunTable<'_>) -> Vec<PairedRow> {
     let experiment = table.experiment;
-    let mut rows = Vec::new();
     let seeds = experiment.seeds.len();
-    for (baseline, candidate) in policy_pairs(&experiment.policies) {
-        for metric in Metric::ALL {
+    let tasks: Vec<((Policy, Policy), Metric)> = policy_pairs(&experiment.policies)
+        .into_iter()
+        .flat_map(|pair| Metric::ALL.into_iter().map(move |metric| (pair, metric)))
+        .collect();
+    let per_task: Vec<Vec<PairedRow>> = tasks
+        .into_par_iter()
+        .map(|((baseline, candidate), metric)| {
+            let mut rows = Vec::new();
             let mut pooled = Vec::new();
             for point in 0..experiment.points.len() {
+                let (a_start, b_start) = (
+                    table.runs_of(point, baseline).start,
+                    table.runs_of(point, candidate).start,
+                );
                 let mut differences = Vec::new();
                 for seed in 0..seeds {
-                    let a = table.runs[table.runs_of(point, baseline).start + seed]
-                        .get(metric)
-                        .as_f64();
-                    let b = table.runs[table.runs_of(point, candidate).start + seed]
-                        .get(metric)
-                        .as_f64();
+                    let a = table.runs[a_start + seed].get(metric).as_f64();
+                    let b = table.runs[b_start + seed].get(metric).as_f64();
                     if let (Some(a), Some(b)) = (a, b) {
                         differences.push(b - a);
                     }
@@ -141,9 +159,10 @@ pub fn paired(table: &RunTable<'_>) -> Vec<PairedRow> {
                     difference: summarize(&pooled),
                 });
             }
-        }
-    }
-    rows
+            rows
+        })
+        .collect();
+    per_task.into_iter().flatten().collect()
 }
 
 /// For a plot: per value of one vary key, per policy, the summary of a

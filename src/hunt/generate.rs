@@ -330,6 +330,7 @@ fn group(
         memory: rng.range(2, 16) * 64,
         drivers: DRIVER,
         run_for,
+        healthy_after: Millis::ZERO,
         disconnect: Default::default(),
         migrate: Default::default(),
     }

@@ -21,11 +21,15 @@ pub enum Metric {
     PlanRejections,
     FirstFullS,
     Events,
+    Deployments,
+    DeploymentFailures,
+    TimeToDeployS,
+    UnavailableS,
 }
 
 impl Metric {
     /// In column order.
-    pub const ALL: [Metric; 15] = [
+    pub const ALL: [Metric; 19] = [
         Metric::Desired,
         Metric::Placed,
         Metric::Running,
@@ -41,7 +45,33 @@ impl Metric {
         Metric::PlanRejections,
         Metric::FirstFullS,
         Metric::Events,
+        Metric::Deployments,
+        Metric::DeploymentFailures,
+        Metric::TimeToDeployS,
+        Metric::UnavailableS,
     ];
+
+    /// How many of `ALL` (its first ones) every summary.csv has: the
+    /// deployment and availability columns came later, so a summary.csv
+    /// written before them is still read (`plansim diff` then reports them
+    /// as columns added).
+    pub const REQUIRED: usize = 15;
+
+    /// Whether the metric may have no value (never reached: an empty cell).
+    pub fn may_be_never(self) -> bool {
+        matches!(self, Metric::FirstFullS | Metric::TimeToDeployS)
+    }
+
+    /// Whether the metric is simulated seconds (three decimals).
+    pub fn is_seconds(self) -> bool {
+        matches!(
+            self,
+            Metric::ViolationSeconds
+                | Metric::FirstFullS
+                | Metric::TimeToDeployS
+                | Metric::UnavailableS
+        )
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -60,6 +90,10 @@ impl Metric {
             Metric::PlanRejections => "plan_rejections",
             Metric::FirstFullS => "first_full_s",
             Metric::Events => "events",
+            Metric::Deployments => "deployments",
+            Metric::DeploymentFailures => "deployment_failures",
+            Metric::TimeToDeployS => "time_to_deploy_s",
+            Metric::UnavailableS => "unavailable_s",
         }
     }
 
@@ -97,11 +131,12 @@ impl MetricValue {
             let fraction: u64 = fraction.parse().ok()?;
             Some(Millis(whole.checked_mul(1000)?.checked_add(fraction)?))
         };
-        match metric {
-            Metric::ViolationSeconds => seconds(text).map(MetricValue::Seconds),
-            Metric::FirstFullS if text.is_empty() => Some(MetricValue::Never),
-            Metric::FirstFullS => seconds(text).map(MetricValue::Seconds),
-            _ => text.parse().ok().map(MetricValue::Count),
+        if metric.may_be_never() && text.is_empty() {
+            Some(MetricValue::Never)
+        } else if metric.is_seconds() {
+            seconds(text).map(MetricValue::Seconds)
+        } else {
+            text.parse().ok().map(MetricValue::Count)
         }
     }
 
@@ -133,6 +168,15 @@ pub struct Metrics {
     pub plan_rejections: u64,
     pub first_full: Option<Millis>,
     pub events: u64,
+    /// Deployments started (an `update_job` that made a new version).
+    pub deployments: u64,
+    pub deployment_failures: u64,
+    /// Mean time from an update to its successful deployment (rounded
+    /// down to the millisecond); `None` when no deployment succeeded.
+    pub time_to_deploy: Option<Millis>,
+    /// Simulated time, summed over groups, with fewer healthy allocations
+    /// than desired after the group was first fully healthy.
+    pub unavailable_time: Millis,
 }
 
 impl Metrics {
@@ -156,6 +200,23 @@ impl Metrics {
             Metric::Plans => &mut self.plans,
             Metric::PlanRejections => &mut self.plan_rejections,
             Metric::Events => &mut self.events,
+            Metric::Deployments => &mut self.deployments,
+            Metric::DeploymentFailures => &mut self.deployment_failures,
+            Metric::UnavailableS => {
+                let MetricValue::Seconds(t) = value else {
+                    return false;
+                };
+                self.unavailable_time = t;
+                return true;
+            }
+            Metric::TimeToDeployS => {
+                self.time_to_deploy = match value {
+                    MetricValue::Seconds(t) => Some(t),
+                    MetricValue::Never => None,
+                    MetricValue::Count(_) => return false,
+                };
+                return true;
+            }
             Metric::ViolationSeconds => {
                 let MetricValue::Seconds(t) = value else {
                     return false;
@@ -201,6 +262,12 @@ impl Metrics {
                 .first_full
                 .map_or(MetricValue::Never, MetricValue::Seconds),
             Metric::Events => Count(self.events),
+            Metric::Deployments => Count(self.deployments),
+            Metric::DeploymentFailures => Count(self.deployment_failures),
+            Metric::TimeToDeployS => self
+                .time_to_deploy
+                .map_or(MetricValue::Never, MetricValue::Seconds),
+            Metric::UnavailableS => MetricValue::Seconds(self.unavailable_time),
         }
     }
 }
@@ -227,6 +294,10 @@ mod tests {
             plan_rejections: 13,
             first_full: Some(Millis(14_001)),
             events: 15,
+            deployments: 16,
+            deployment_failures: 17,
+            time_to_deploy: Some(Millis(18_002)),
+            unavailable_time: Millis(19_003),
         };
         let mut back = Metrics::default();
         for metric in Metric::ALL {
@@ -239,6 +310,11 @@ mod tests {
             MetricValue::parse(Metric::FirstFullS, ""),
             Some(MetricValue::Never)
         );
+        assert_eq!(
+            MetricValue::parse(Metric::TimeToDeployS, ""),
+            Some(MetricValue::Never)
+        );
+        assert_eq!(MetricValue::parse(Metric::UnavailableS, ""), None);
         assert_eq!(MetricValue::parse(Metric::ViolationSeconds, "1.5"), None);
         assert_eq!(MetricValue::parse(Metric::Events, "-1"), None);
     }

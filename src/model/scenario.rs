@@ -293,6 +293,10 @@ pub struct GroupSpec {
     /// The allocation completes when its longest task does; `None` when any
     /// task runs until stopped.
     pub run_for: Option<Millis>,
+    /// Time after the allocation starts running until it is healthy: the
+    /// longest of its tasks' `healthy_after`, because Nomad's allocation
+    /// health waits for every task's checks to pass (allochealth tracker).
+    pub healthy_after: Millis,
     /// What happens to the group's allocations when their client stops
     /// heartbeating (`max_client_disconnect`, `stop_after_client_disconnect`).
     pub disconnect: DisconnectPolicy,

@@ -1,7 +1,8 @@
-//! The sweep journal: one line per finished run, appended and flushed as
-//! soon as the run ends, so a sweep killed at any moment keeps every run it
-//! recorded. A line is written with one `write` call; a kill can at worst
-//! leave a torn last line, which reading drops (and resuming truncates).
+//! The sweep journal: one line per finished run, appended in batches of
+//! whole lines (a worker's last few finished runs, one `write` call each),
+//! so a sweep killed at any moment keeps every run it recorded and loses at
+//! most the batches not yet written. A kill can at worst leave a torn last
+//! line, which reading drops (and resuming truncates).
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -9,6 +10,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::model::metrics::{Metric, MetricValue, Metrics};
+use crate::report::csv_bytes::{par_rows, push_metrics, push_u64};
 
 /// The journal's file name inside a sweep's output directory.
 pub const FILE_NAME: &str = ".plansim-journal.csv";
@@ -57,14 +59,12 @@ pub fn fingerprint(parts: &[&str]) -> String {
     format!("{hash:016x}")
 }
 
-fn record_line(index: usize, metrics: &Metrics) -> String {
-    let mut line = index.to_string();
-    for metric in Metric::ALL {
-        line.push(',');
-        line.push_str(&metrics.get(metric).render());
-    }
-    line.push('\n');
-    line
+/// Appends run `index`'s journal line (`index,metric,...\n`) to `out`.
+pub fn push_record(out: &mut Vec<u8>, index: usize, metrics: &Metrics) {
+    push_u64(out, index as u64);
+    out.push(b',');
+    push_metrics(out, metrics);
+    out.push(b'\n');
 }
 
 fn parse_record(line: &str) -> Option<(usize, Metrics)> {
@@ -138,7 +138,7 @@ pub fn read(path: &Path) -> Result<Option<Contents>, String> {
     }))
 }
 
-/// Appends finished runs, one `write` per line.
+/// Appends finished runs, one `write` per batch of whole lines.
 pub struct Writer {
     file: File,
 }
@@ -168,8 +168,9 @@ impl Writer {
         Ok(Writer { file })
     }
 
-    pub fn append(&mut self, index: usize, metrics: &Metrics) -> std::io::Result<()> {
-        self.file.write_all(record_line(index, metrics).as_bytes())
+    /// Appends whole lines, as [`push_record`] writes them.
+    pub fn append(&mut self, lines: &[u8]) -> std::io::Result<()> {
+        self.file.write_all(lines)
     }
 
     pub fn finish(self) -> std::io::Result<()> {
@@ -177,14 +178,14 @@ impl Writer {
     }
 }
 
-/// The journal's bytes with every run in index order (what a finished sweep
-/// and a merge both leave, so their directories are identical).
-pub fn render_sorted(header: &Header, runs: &BTreeMap<usize, Metrics>) -> Vec<u8> {
-    let mut text = header.line();
-    for (index, metrics) in runs {
-        text.push_str(&record_line(*index, metrics));
-    }
-    text.into_bytes()
+/// The journal's bytes with every run in index order (`runs[i]` is run
+/// `i`: what a finished sweep and a merge both leave, so their directories
+/// are identical).
+/// Blocks of lines are rendered on the current rayon pool.
+pub fn render_sorted(header: &Header, runs: &[Metrics]) -> Vec<u8> {
+    par_rows(header.line().into_bytes(), runs, |out, index, metrics| {
+        push_record(out, index, metrics);
+    })
 }
 
 #[cfg(test)]
@@ -212,8 +213,10 @@ mod tests {
             placed: 3,
             ..Metrics::default()
         };
-        writer.append(4, &metrics).unwrap();
-        writer.append(7, &metrics).unwrap();
+        let mut lines = Vec::new();
+        push_record(&mut lines, 4, &metrics);
+        push_record(&mut lines, 7, &metrics);
+        writer.append(&lines).unwrap();
         drop(writer);
         let mut bytes = std::fs::read(&path).unwrap();
         bytes.extend_from_slice(b"9,1,2");
@@ -223,7 +226,9 @@ mod tests {
         assert_eq!(contents.runs.keys().copied().collect::<Vec<_>>(), [4, 7]);
         assert_eq!(contents.runs[&4], metrics);
         let mut writer = Writer::resume(&path, contents.intact_len).unwrap();
-        writer.append(9, &metrics).unwrap();
+        let mut line = Vec::new();
+        push_record(&mut line, 9, &metrics);
+        writer.append(&line).unwrap();
         drop(writer);
         let again = read(&path).unwrap().unwrap();
         assert_eq!(again.runs.keys().copied().collect::<Vec<_>>(), [4, 7, 9]);

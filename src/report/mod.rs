@@ -2,6 +2,7 @@
 //! atomic file writes. It formats results; it never runs a simulation.
 
 pub mod atomic;
+pub mod csv_bytes;
 pub mod diff;
 pub mod journal;
 pub mod outdir;

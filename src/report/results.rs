@@ -86,7 +86,7 @@ pub fn parse(bytes: &[u8], label: &str) -> Result<ResultsTable, String> {
     let required: Vec<&str> = KEY_COLUMNS
         .iter()
         .copied()
-        .chain(Metric::ALL.iter().map(|m| m.name()))
+        .chain(Metric::ALL[..Metric::REQUIRED].iter().map(|m| m.name()))
         .collect();
     for (index, expected) in required.iter().enumerate() {
         match header.get(index) {
@@ -152,7 +152,7 @@ pub fn parse(bytes: &[u8], label: &str) -> Result<ResultsTable, String> {
 }
 
 /// Checks one value: a count is a whole number of at least 0; seconds are
-/// a finite number of at least 0 (`first_full_s` may be empty: never
+/// a finite number of at least 0 (`first_full_s`, `time_to_deploy_s` may be empty: never
 /// reached); a column plansim does not know is empty or a finite number.
 /// Keys and provenance are text. NaN, infinities, signs and words are
 /// malformed input, not data to compare.
@@ -167,11 +167,11 @@ fn check_value(column: &str, value: &str) -> Result<(), String> {
             && text.parse::<f64>().is_ok_and(|n| n.is_finite() && n >= 0.0)
     };
     let (ok, expected) = match Metric::from_name(column) {
-        Some(Metric::ViolationSeconds) => (
+        Some(metric) if metric.is_seconds() && !metric.may_be_never() => (
             seconds(value),
             "seconds, a number of at least 0 (e.g. 12.500)",
         ),
-        Some(Metric::FirstFullS) => (
+        Some(metric) if metric.is_seconds() => (
             value.is_empty() || seconds(value),
             "seconds, a number of at least 0 (e.g. 12.500), or nothing (never reached)",
         ),

@@ -83,7 +83,7 @@ mod tests {
             header().join(","),
             "scenario,scheduler,seed,desired,placed,running,infeasible,claim_failures,client_failures,\
 reschedules,violations,violation_seconds,rejected_jobs,evals,plans,plan_rejections,first_full_s,events,\
-plansim_version"
+deployments,deployment_failures,time_to_deploy_s,unavailable_s,plansim_version"
         );
     }
 
@@ -125,11 +125,11 @@ plansim_version"
         let lines: Vec<&str> = text.split('\n').collect();
         assert_eq!(
             lines[1],
-            format!("a,naive,0,0,0,0,0,0,0,0,0,1.500,0,0,0,0,2.010,0,{VERSION}")
+            format!("a,naive,0,0,0,0,0,0,0,0,0,1.500,0,0,0,0,2.010,0,0,0,,0.000,{VERSION}")
         );
         assert_eq!(
             lines[2],
-            format!("a,naive,1,0,0,0,0,0,0,0,0,1.500,0,0,0,0,,0,{VERSION}")
+            format!("a,naive,1,0,0,0,0,0,0,0,0,1.500,0,0,0,0,,0,0,0,,0.000,{VERSION}")
         );
         assert_eq!(lines[3], "");
         assert!(!text.contains('\r'));

@@ -5,13 +5,15 @@
 
 use std::fmt::Write;
 
+use rayon::prelude::*;
+
 use crate::experiment::aggregate::{self, MAIN_METRICS, PairedRow, RunTable};
 use crate::experiment::grid::coord;
 use crate::experiment::plot;
 use crate::experiment::spec::Experiment;
 use crate::experiment::stats::{Summary, fmt3};
 use crate::model::metrics::{Metric, Metrics};
-use crate::report::summary::{self, SummaryRow};
+use crate::report::summary;
 
 /// A finished sweep's outputs.
 pub struct SweepOutputs {
@@ -42,17 +44,23 @@ pub fn render_all(experiment: &Experiment, runs: &[Metrics]) -> Result<SweepOutp
             paired_pooled_csv(experiment, &paired),
         ),
     ];
-    let mut charts = Vec::new();
-    for (key_index, key) in experiment.vary.iter().enumerate() {
-        let labels: Vec<String> = key
-            .values
-            .iter()
-            .map(crate::experiment::path::render_value)
-            .collect();
-        // Numbers are placed by value (3, 5, 8 spaced 2 then 3); anything
-        // else (booleans, names, a mix) one slot per value, in file order.
-        let numbers: Option<Vec<f64>> = key.values.iter().map(serde_json::Value::as_f64).collect();
-        for &metric in &experiment.charted {
+    // One chart per (vary key, charted metric), drawn on the current rayon pool.
+    let chart_keys: Vec<(usize, Metric)> = (0..experiment.vary.len())
+        .flat_map(|key| experiment.charted.iter().map(move |&metric| (key, metric)))
+        .collect();
+    let drawn: Vec<(String, String, String)> = chart_keys
+        .into_par_iter()
+        .map(|(key_index, metric)| {
+            let key = &experiment.vary[key_index];
+            let labels: Vec<String> = key
+                .values
+                .iter()
+                .map(crate::experiment::path::render_value)
+                .collect();
+            // Numbers are placed by value (3, 5, 8 spaced 2 then 3); anything
+            // else (booleans, names, a mix) one slot per value, in file order.
+            let numbers: Option<Vec<f64>> =
+                key.values.iter().map(serde_json::Value::as_f64).collect();
             let series = aggregate::marginal(&table, key_index, metric);
             let title = format!("{} vs {}", metric.name(), key.key);
             let svg = plot::line_chart(
@@ -69,9 +77,13 @@ pub fn render_all(experiment: &Experiment, runs: &[Metrics]) -> Result<SweepOutp
                 crate::names::key_slug(&key.key),
                 metric.name()
             );
-            charts.push((name.clone(), title));
-            files.push((name, svg.into_bytes()));
-        }
+            Ok((name, title, svg))
+        })
+        .collect::<Result<_, String>>()?;
+    let mut charts = Vec::new();
+    for (name, title, svg) in drawn {
+        charts.push((name.clone(), title));
+        files.push((name, svg.into_bytes()));
     }
     let headlines = headlines(experiment, &paired);
     files.push((
@@ -102,25 +114,55 @@ fn vary_header(experiment: &Experiment) -> Vec<String> {
 }
 
 /// runs.csv: the summary.csv columns, then one column per vary key.
+/// Written without a `String` per cell: the cells that are names (the
+/// scenario, the policy, the version, the varied values) are rendered once
+/// per grid point and policy, the numbers straight into the bytes, in
+/// blocks on the current rayon pool.
 pub fn runs_csv(experiment: &Experiment, runs: &[Metrics]) -> Vec<u8> {
+    use crate::report::csv_bytes::{cells, par_rows, push_metrics, push_u64};
     let header: Vec<String> = summary::header()
         .into_iter()
         .map(str::to_string)
         .chain(vary_header(experiment))
         .collect();
-    let rows = runs.iter().enumerate().map(|(index, metrics)| {
-        let c = coord(experiment, index);
-        let row = SummaryRow {
-            scenario: experiment.points[c.point].scenario.name.clone(),
-            policy: c.policy,
-            seed: c.seed,
-            metrics: metrics.clone(),
-        };
-        let mut fields = summary::fields(&row);
-        fields.extend(experiment.point_values(c.point));
-        fields
-    });
-    csv_bytes(std::iter::once(header).chain(rows))
+    let policies = experiment.policies.len();
+    // Per grid point and policy, the cells before the seed; per grid point,
+    // the cells after the metrics.
+    let heads: Vec<Vec<u8>> = (0..experiment.points.len() * policies)
+        .map(|slot| {
+            let point = &experiment.points[slot / policies].scenario;
+            let mut head = cells([
+                point.name.as_str(),
+                experiment.policies[slot % policies].name(),
+            ]);
+            head.push(b',');
+            head
+        })
+        .collect();
+    let tails: Vec<Vec<u8>> = (0..experiment.points.len())
+        .map(|point| {
+            let values = experiment.point_values(point);
+            let mut tail = vec![b','];
+            tail.extend(cells(
+                std::iter::once(summary::VERSION).chain(values.iter().map(String::as_str)),
+            ));
+            tail.push(b'\n');
+            tail
+        })
+        .collect();
+    par_rows(
+        csv_bytes(std::iter::once(header)),
+        runs,
+        |out, index, metrics| {
+            let c = coord(experiment, index);
+            // Runs go points, then policies, then seeds.
+            out.extend_from_slice(&heads[index / experiment.seeds.len()]);
+            push_u64(out, c.seed);
+            out.push(b',');
+            push_metrics(out, metrics);
+            out.extend_from_slice(&tails[c.point]);
+        },
+    )
 }
 
 const STATS: [&str; 6] = ["mean", "p50", "p95", "min", "max", "ci95"];
@@ -140,16 +182,16 @@ fn summary_fields(summary: Option<&Summary>) -> Vec<String> {
 }
 
 /// aggregate.csv: per grid point and policy, each metric's mean, p50, p95,
-/// min, max and 95% CI half-width (`first_full_s` over the runs that reached
-/// it, counted in `first_full_s_reached`).
+/// min, max and 95% CI half-width (`first_full_s` and `time_to_deploy_s`
+/// over the runs that reached them, counted in `<metric>_reached`).
 pub fn aggregate_csv(experiment: &Experiment, rows: &[aggregate::AggregateRow]) -> Vec<u8> {
     let mut header: Vec<String> = vec!["scenario".into(), "scheduler".into()];
     header.extend(vary_header(experiment));
     header.push("runs".into());
     for metric in Metric::ALL {
         header.extend(STATS.iter().map(|stat| format!("{}_{stat}", metric.name())));
-        if metric == Metric::FirstFullS {
-            header.push("first_full_s_reached".into());
+        if metric.may_be_never() {
+            header.push(format!("{}_reached", metric.name()));
         }
     }
     let body = rows.iter().map(|row| {
@@ -161,7 +203,7 @@ pub fn aggregate_csv(experiment: &Experiment, rows: &[aggregate::AggregateRow]) 
         fields.push(row.runs.to_string());
         for (metric, (summary, reached)) in Metric::ALL.iter().zip(&row.metrics) {
             fields.extend(summary_fields(summary.as_ref()));
-            if *metric == Metric::FirstFullS {
+            if metric.may_be_never() {
                 fields.push(reached.to_string());
             }
         }
@@ -195,7 +237,7 @@ pub fn aggregate_long_csv(experiment: &Experiment, rows: &[aggregate::AggregateR
                     .copied()
                     .zip(summary_fields(summary.as_ref()))
                     .collect();
-                if *metric == Metric::FirstFullS {
+                if metric.may_be_never() {
                     stats.push(("reached", reached.to_string()));
                 }
                 let key = key.clone();
@@ -410,4 +452,86 @@ fn index_html(
     }
     html.push_str("</table>\n</body>\n</html>\n");
     html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::spec::{GridPoint, VaryKey};
+    use crate::model::policy::Policy;
+    use crate::model::time::Millis;
+    use crate::report::summary::SummaryRow;
+
+    /// runs.csv as the csv crate writes it, one `String` per cell.
+    fn reference_runs_csv(experiment: &Experiment, runs: &[Metrics]) -> Vec<u8> {
+        let header: Vec<String> = summary::header()
+            .into_iter()
+            .map(str::to_string)
+            .chain(vary_header(experiment))
+            .collect();
+        let rows = runs.iter().enumerate().map(|(index, metrics)| {
+            let c = coord(experiment, index);
+            let row = SummaryRow {
+                scenario: experiment.points[c.point].scenario.name.clone(),
+                policy: c.policy,
+                seed: c.seed,
+                metrics: metrics.clone(),
+            };
+            let mut fields = summary::fields(&row);
+            fields.extend(experiment.point_values(c.point));
+            fields
+        });
+        csv_bytes(std::iter::once(header).chain(rows))
+    }
+
+    #[test]
+    fn runs_csv_is_the_csv_crates_bytes() {
+        let yaml = "name: \"odd, \\\"name\\\"\"\nnodes:\n  - {id: n}\njobs:\n  - {id: j, groups: [{name: g, tasks: [{name: t}]}]}\n";
+        let mut scenario = crate::scenario::load_str(yaml, "odd.yaml", "odd").unwrap();
+        let values = vec![
+            serde_json::json!("=cmd"),
+            serde_json::json!(""),
+            serde_json::json!("a,b"),
+            serde_json::json!(-3),
+            serde_json::json!(true),
+        ];
+        let mut points = Vec::new();
+        for choice in 0..values.len() {
+            scenario.name = format!("{} {choice}", scenario.name);
+            points.push(GridPoint {
+                choice: vec![choice],
+                scenario: scenario.clone(),
+            });
+        }
+        let experiment = Experiment {
+            name: "e".into(),
+            description: String::new(),
+            experiment_text: String::new(),
+            scenario_file_name: "odd.yaml".into(),
+            scenario_text: String::new(),
+            seeds: vec![3, 1, u64::MAX],
+            policies: vec![Policy::Naive, Policy::PlanAware],
+            vary: vec![VaryKey {
+                key: "x,\"y\"".into(),
+                path: Vec::new(),
+                values,
+            }],
+            points,
+            warnings: Vec::new(),
+            charted: Vec::new(),
+        };
+        let runs: Vec<Metrics> = (0..experiment.runs() as u64)
+            .map(|i| Metrics {
+                placed: i,
+                violation_time: Millis(i * 37),
+                first_full: (i % 3 != 0).then_some(Millis(i * 1001)),
+                events: i * 1_000_003,
+                ..Metrics::default()
+            })
+            .collect();
+        assert_eq!(
+            String::from_utf8(runs_csv(&experiment, &runs)).unwrap(),
+            String::from_utf8(reference_runs_csv(&experiment, &runs)).unwrap()
+        );
+    }
 }

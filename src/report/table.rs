@@ -32,22 +32,32 @@ pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
     for line in wrap(&scenario.description, 78) {
         let _ = writeln!(out, "   {line}");
     }
+    // The contract's first metrics always; the later ones (deployments,
+    // availability) only where some run has something to show, so a
+    // scenario without updates keeps its compact table.
+    let shown: Vec<Metric> = Metric::ALL
+        .iter()
+        .enumerate()
+        .filter(|&(i, &metric)| {
+            i < Metric::REQUIRED
+                || results
+                    .iter()
+                    .any(|r| r.row.metrics.get(metric).as_f64().is_some_and(|v| v != 0.0))
+        })
+        .map(|(_, &metric)| metric)
+        .collect();
     let columns: Vec<(String, Vec<String>)> = policies
         .iter()
         .map(|&policy| {
             let runs: Vec<_> = results.iter().filter(|r| r.row.policy == policy).collect();
-            let cells = Metric::ALL
+            let cells = shown
                 .iter()
                 .map(|&metric| cell(runs.iter().map(|r| r.row.metrics.get(metric))))
                 .collect();
             (policy.to_string(), cells)
         })
         .collect();
-    let label_width = Metric::ALL
-        .iter()
-        .map(|m| m.name().len())
-        .max()
-        .unwrap_or(0);
+    let label_width = shown.iter().map(|m| m.name().len()).max().unwrap_or(0);
     let widths: Vec<usize> = columns
         .iter()
         .map(|(header, cells)| {
@@ -64,7 +74,7 @@ pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
         let _ = write!(out, "  {header:>width$}");
     }
     out.push('\n');
-    for (row, metric) in Metric::ALL.iter().enumerate() {
+    for (row, metric) in shown.iter().enumerate() {
         let differs = columns.windows(2).any(|w| w[0].1[row] != w[1].1[row]);
         let marker = if differs { '*' } else { ' ' };
         let _ = write!(out, " {marker} {:label_width$}", metric.name());

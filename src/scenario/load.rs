@@ -978,6 +978,8 @@ fn resolve_group(
     let (mut cpu, mut memory) = (0u64, 0u64);
     let mut drivers = DriverSet::default();
     let mut run_for = Some(Millis::ZERO);
+    // The allocation is healthy once every task is: the longest wait.
+    let mut healthy_after = Millis::ZERO;
     for task in &group.tasks {
         names.insert(&task.value.name, task.referenced)?;
         let task_path = format!("{path}.tasks[{}]", task.value.name);
@@ -989,6 +991,7 @@ fn resolve_group(
             (Some(longest), Some(this)) => Some(longest.max(this.0)),
             _ => None,
         };
+        healthy_after = healthy_after.max(task.value.healthy_after.map_or(Millis::ZERO, |d| d.0));
         for mount in task.value.volume_mounts.iter().flatten() {
             if !volumes.iter().any(|v| v.alias == mount.volume) {
                 return fail(
@@ -1038,6 +1041,7 @@ fn resolve_group(
         memory,
         drivers,
         run_for,
+        healthy_after,
         constraints: resolve_constraints(group.constraints.as_deref().unwrap_or(&[]), at, &path)?,
         disconnect: super::nodes::disconnect(group),
         migrate: super::nodes::migrate(group.migrate.as_ref(), count, at, &path)?,

@@ -443,6 +443,7 @@ fn raw_task(
         cpu: amount(task.cpu, "cpu")?,
         memory: amount(task.memory, "memory")?,
         run_for: None,
+        healthy_after: None,
         volume_mounts: non_empty(mounts),
         csi_plugin,
     })

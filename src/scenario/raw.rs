@@ -251,6 +251,9 @@ pub struct RawTask {
     pub run_for: Option<RawDuration>,
     pub volume_mounts: Option<Vec<RawVolumeMount>>,
     pub csi_plugin: Option<RawCsiPlugin>,
+    /// Time after the task starts until its health checks pass (plansim's
+    /// stand-in for Nomad's checks; default 0s).
+    pub healthy_after: Option<RawDuration>,
 }
 
 /// A task that runs a CSI plugin (Nomad's `csi_plugin` block).

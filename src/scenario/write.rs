@@ -459,6 +459,9 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
         if let Some(run_for) = group.run_for {
             let _ = write!(line, ", run_for: {}", duration(run_for));
         }
+        if i == 0 && group.healthy_after > Millis::ZERO {
+            let _ = write!(line, ", healthy_after: {}", duration(group.healthy_after));
+        }
         line.push('}');
         let _ = writeln!(out, "{line}");
     }

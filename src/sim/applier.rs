@@ -219,6 +219,7 @@ impl Simulation<'_> {
             penalty_nodes,
             followup_at: None,
             migrate: false,
+            healthy_at: None,
             score: Some(placement.score),
             placed_at: now,
             running_since: None,

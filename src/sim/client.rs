@@ -298,6 +298,7 @@ impl Simulation<'_> {
                 .node(node)
         });
         self.refresh_group(group);
+        self.begin_health(id);
         let run_for = self.scenario.jobs[group.job.index()].groups[group.group_index()].run_for;
         if let Some(run_for) = run_for {
             self.after(run_for, Event::TaskComplete(id));
@@ -323,6 +324,8 @@ impl Simulation<'_> {
         assert!(alloc.is_live(), "alloc #{} finished twice", id.0);
         let was_running = alloc.state == AllocState::Running;
         alloc.state = terminal;
+        self.on_alloc_unhealthy(id);
+        let alloc = &mut self.allocs[id.index()];
         if matches!(terminal, AllocState::Failed | AllocState::Lost) {
             // When it failed, or was lost (what stop_after_client_disconnect
             // delays a replacement from).

@@ -127,6 +127,7 @@ impl Simulation<'_> {
                     alloc.followup_at = None;
                     self.jobs[group.job.index()].running[group.group_index()] -= 1;
                     self.refresh_group(group);
+                    self.on_alloc_unhealthy(id);
                     self.record(|t| {
                         TraceRecord::new(t, TraceKind::Unknown)
                             .alloc(group, index)
@@ -228,6 +229,7 @@ impl Simulation<'_> {
                 let (group, index) = (alloc.group, alloc.index);
                 self.jobs[group.job.index()].running[group.group_index()] += 1;
                 self.refresh_group(group);
+                self.begin_health(id);
                 self.disconnects.reconnecting.insert(id);
                 self.record(|t| {
                     TraceRecord::new(t, TraceKind::Reconnected)

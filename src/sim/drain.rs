@@ -93,13 +93,17 @@ impl Simulation<'_> {
     /// (`DeploymentStatus.HasHealth`).
     fn health_set_at(&self, id: AllocId) -> Millis {
         let alloc = &self.allocs[id.index()];
+        if alloc.score.is_none() && alloc.state == AllocState::Running {
+            // Running before the run began: its health was set before.
+            return Millis::ZERO;
+        }
         let group = &self.scenario.jobs[alloc.group.job.index()].groups[alloc.group.group_index()];
         let migrate = group.migrate;
         let deadline = alloc.placed_at + migrate.healthy_deadline;
         match alloc.running_since {
             Some(since) if alloc.state == AllocState::Running => {
                 let checks = match migrate.health_check {
-                    HealthCheck::Checks => Millis::ZERO,
+                    HealthCheck::Checks => group.healthy_after,
                     HealthCheck::TaskStates => Millis::ZERO,
                 };
                 (since + checks + migrate.min_healthy_time).min(deadline)

@@ -77,10 +77,15 @@ impl Simulation<'_> {
                 penalty_nodes: Vec::new(),
                 followup_at: None,
                 migrate: false,
+                healthy_at: None,
                 score: None,
                 placed_at: Millis::ZERO,
                 running_since: initial.running.then_some(Millis::ZERO),
             });
+            if initial.running {
+                // Running before the run began: its checks have passed.
+                self.on_alloc_healthy(id);
+            }
             let kind = if initial.running {
                 TraceKind::Running
             } else {

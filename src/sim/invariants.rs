@@ -16,6 +16,7 @@ impl Simulation<'_> {
         for (j, job) in self.jobs.iter().enumerate() {
             running[j] = vec![0u32; job.counts.len()];
         }
+        let mut healthy = running.clone();
         for (index, alloc) in self.allocs.iter().enumerate() {
             let id = AllocId::from_index(index);
             let on_node = self.nodes[alloc.node.index()].allocs.contains(&id);
@@ -33,6 +34,14 @@ impl Simulation<'_> {
             }
             if alloc.state == AllocState::Running {
                 running[alloc.group.job.index()][alloc.group.group_index()] += 1;
+            }
+            assert!(
+                alloc.healthy_at.is_none() || alloc.state == AllocState::Running,
+                "alloc #{index} ({}) is healthy only while running",
+                alloc.state.name()
+            );
+            if alloc.healthy_at.is_some() {
+                healthy[alloc.group.job.index()][alloc.group.group_index()] += 1;
             }
         }
         let mut alloc_volumes = vec![BTreeMap::<VolumeId, u32>::new(); self.nodes.len()];
@@ -118,6 +127,18 @@ impl Simulation<'_> {
                 "job {} running counts",
                 self.scenario.jobs[j].name
             );
+            assert_eq!(
+                job.healthy, healthy[j],
+                "job {} healthy counts",
+                self.scenario.jobs[j].name
+            );
+            for (g, since) in job.unavailable_since.iter().enumerate() {
+                assert!(
+                    since.is_none() || job.ever_available[g],
+                    "job {} group {g}: unavailable before it was ever available",
+                    self.scenario.jobs[j].name
+                );
+            }
         }
         for (index, volume) in self.volumes.iter().enumerate() {
             let name = &self.scenario.volumes[index].name;

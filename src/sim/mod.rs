@@ -10,6 +10,7 @@ mod client;
 mod disconnect;
 mod drain;
 pub mod feasibility;
+mod health;
 mod initial;
 mod invariants;
 pub mod rank;
@@ -125,6 +126,8 @@ enum Event {
     /// The leader's once-a-minute re-enqueue of evaluations blocked after
     /// exhausting their plan retries (blocked_evals.go UnblockFailed).
     UnblockFailed,
+    /// The allocation has run for its `healthy_after` (see health.rs).
+    AllocHealthy(AllocId),
     /// The heartbeat timer of a client disconnected at the given time runs out.
     HeartbeatMissed(NodeId, Millis),
     /// A client disconnected at the given time stops its allocations
@@ -226,6 +229,9 @@ impl<'s> Simulation<'s> {
                     eval_queued: false,
                     eval_in_flight: false,
                     eval_dirty: false,
+                    healthy: vec![0; groups],
+                    ever_available: vec![false; groups],
+                    unavailable_since: vec![None; groups],
                 }
             })
             .collect();
@@ -352,6 +358,7 @@ impl<'s> Simulation<'s> {
             Event::ClaimFreed(alloc, volume) => self.claim_freed(alloc, volume),
             Event::ClaimGc => self.claim_gc(),
             Event::UnblockFailed => self.unblock_failed(),
+            Event::AllocHealthy(alloc) => self.alloc_health_due(alloc),
             Event::HeartbeatMissed(node, since) => self.heartbeat_missed(node, since),
             Event::ClientHeartbeatStop(node, since) => self.client_heartbeat_stop(node, since),
             Event::DisconnectExpired(alloc, since) => self.disconnect_expired(alloc, since),
@@ -373,6 +380,7 @@ impl<'s> Simulation<'s> {
 
     fn finish(mut self) -> RunOutput {
         let horizon = self.scenario.horizon;
+        self.close_availability();
         for volume in &mut self.volumes {
             if let Some(since) = volume.violating_since.take() {
                 self.metrics.violation_time += horizon - since;
@@ -433,6 +441,9 @@ impl<'s> Simulation<'s> {
                 self.unsatisfied_groups += 1;
             }
         }
+        // The desired count, the job's status or the completed count may
+        // have changed too.
+        self.refresh_availability(group);
     }
 
     fn refresh_job(&mut self, job: JobId) {

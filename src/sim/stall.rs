@@ -145,6 +145,7 @@ impl Simulation<'_> {
             | Event::NodeDetach(alloc, _)
             | Event::ControllerDetach(alloc, _)
             | Event::ClaimFreed(alloc, _)
+            | Event::AllocHealthy(alloc)
             | Event::DisconnectExpired(alloc, _) => alloc_job(alloc),
             Event::Timeline(_) | Event::ClaimGc | Event::UnblockFailed => None,
             Event::HeartbeatMissed(..)

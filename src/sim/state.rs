@@ -227,6 +227,8 @@ pub struct Alloc {
     pub followup_at: Option<Millis>,
     /// The node is draining: the scheduler must move this allocation.
     pub migrate: bool,
+    /// When the allocation became healthy (see health.rs), while it is.
+    pub healthy_at: Option<Millis>,
     /// The final score of the node the scheduler chose (Nomad's
     /// MaxNormScore); `None` for an allocation that predates the run.
     pub score: Option<f64>,
@@ -267,4 +269,11 @@ pub struct JobState {
     pub eval_in_flight: bool,
     /// Something changed while a worker was busy with this job.
     pub eval_dirty: bool,
+    /// Healthy allocations of each group (see health.rs).
+    pub healthy: Vec<u32>,
+    /// Whether each group has had its desired count healthy (the
+    /// `unavailable_s` clock starts only then).
+    pub ever_available: Vec<bool>,
+    /// Since when each group has had fewer healthy allocations than desired.
+    pub unavailable_since: Vec<Option<Millis>>,
 }
