@@ -8,8 +8,8 @@ use crate::model::policy::Policy;
 use crate::model::scenario::Scenario;
 use crate::report::summary::SummaryRow;
 use crate::sim::feasibility::PlacementFailure;
-use crate::sim::trace::TraceRecord;
-use crate::sim::{RunOptions, simulate_observed};
+use crate::sim::trace::{TraceRecord, TraceSink};
+use crate::sim::{RunOptions, simulate_observed, simulate_streamed};
 
 /// What to run for each scenario; `None` means "as the scenario says".
 #[derive(Clone, Debug, Default)]
@@ -61,19 +61,44 @@ pub fn run_scenario_observed(
     plan: &RunPlan,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Vec<RunResult> {
+    jobs_of(scenario, plan)
+        .into_par_iter()
+        .map(|(policy, seed)| run_one_observed(scenario, policy, seed, plan.trace, None, progress))
+        .collect()
+}
+
+/// As [`run_scenario_observed`], each run streaming its trace into the
+/// sink `open(policy, seed)` makes, row by row, instead of keeping it
+/// (`RunResult::trace` stays `None`); each run's sink comes back beside its
+/// result, for the caller to keep or discard.
+pub fn run_scenario_streamed<S: TraceSink + Send>(
+    scenario: &Scenario,
+    plan: &RunPlan,
+    progress: &(dyn Fn(u64, u64) + Sync),
+    open: &(dyn Fn(Policy, u64) -> S + Sync),
+) -> Vec<(RunResult, S)> {
+    jobs_of(scenario, plan)
+        .into_par_iter()
+        .map(|(policy, seed)| {
+            let mut sink = open(policy, seed);
+            let result = run_one_observed(scenario, policy, seed, false, Some(&mut sink), progress);
+            (result, sink)
+        })
+        .collect()
+}
+
+/// Every (policy, seed) to run, sorted by policy then seed.
+fn jobs_of(scenario: &Scenario, plan: &RunPlan) -> Vec<(Policy, u64)> {
     let policies = plan.policies_for(scenario);
     let seeds = plan.seeds_for(scenario);
-    let jobs: Vec<(Policy, u64)> = policies
+    policies
         .iter()
         .flat_map(|&policy| seeds.iter().map(move |&seed| (policy, seed)))
-        .collect();
-    jobs.into_par_iter()
-        .map(|(policy, seed)| run_one_observed(scenario, policy, seed, plan.trace, progress))
         .collect()
 }
 
 pub fn run_one(scenario: &Scenario, policy: Policy, seed: u64, trace: bool) -> RunResult {
-    run_one_observed(scenario, policy, seed, trace, &|_, _| {})
+    run_one_observed(scenario, policy, seed, trace, None, &|_, _| {})
 }
 
 fn run_one_observed(
@@ -81,21 +106,23 @@ fn run_one_observed(
     policy: Policy,
     seed: u64,
     trace: bool,
+    sink: Option<&mut dyn TraceSink>,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> RunResult {
     let (mut last_ms, mut last_steps) = (0, 0);
-    let output = simulate_observed(
-        scenario,
-        RunOptions {
-            trace,
-            ..RunOptions::new(policy, seed)
-        },
-        &mut |now, steps| {
-            let now = now.0;
-            progress(now.saturating_sub(last_ms), steps - last_steps);
-            (last_ms, last_steps) = (now, steps);
-        },
-    );
+    let mut observe = |now: crate::model::time::Millis, steps: u64| {
+        let now = now.0;
+        progress(now.saturating_sub(last_ms), steps - last_steps);
+        (last_ms, last_steps) = (now, steps);
+    };
+    let options = RunOptions {
+        trace,
+        ..RunOptions::new(policy, seed)
+    };
+    let output = match sink {
+        Some(sink) => simulate_streamed(scenario, options, sink, &mut observe),
+        None => simulate_observed(scenario, options, &mut observe),
+    };
     let outcomes = scenario
         .expectations
         .iter()

@@ -180,6 +180,31 @@ fn a_zero_time_loop_is_stopped_and_named() {
     assert!(!out.exists(), "a refused run leaves nothing behind");
 }
 
+/// Traces stream to temporaries while the runs go: a run refused after
+/// others were traced leaves none of them behind (only the user's file).
+#[test]
+fn a_refused_run_leaves_no_streamed_trace_behind() {
+    let out = common::temp_dir("zero-loop-trace").join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let output = common::plansim(&[
+        "run",
+        "scenarios/csi-single-reader-count2.yaml",
+        "tests/bounded/zero-time-loop.yaml",
+        "--scheduler",
+        "naive",
+        "--out",
+        common::arg(&out),
+        "--trace",
+    ]);
+    common::assert_refused(&output, Path::new("zero-time-loop.yaml"));
+    let left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["notes.txt"]);
+}
+
 /// Item 2: the reschedule churn of a day runs to its end (the memory bound
 /// is checked by scripts/check-corpus-bounded.sh under ulimit).
 #[test]

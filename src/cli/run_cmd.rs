@@ -10,8 +10,9 @@ use super::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, Seeds, parse_policy, pa
 use crate::model::policy::Policy;
 use crate::report::atomic::write_atomic;
 use crate::report::summary::{self, SummaryRow};
-use crate::report::{outdir, run_report, table, trace_csv};
-use crate::run::{RunPlan, run_scenario_observed};
+use crate::report::trace_csv::{self, TraceFile};
+use crate::report::{outdir, run_report, table};
+use crate::run::{RunPlan, RunResult, run_scenario_observed, run_scenario_streamed};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -92,8 +93,15 @@ pub fn run(args: RunArgs) -> u8 {
             .map(|s| s.0)
             .or(args.seed.map(|seed| vec![seed])),
         // The report draws its timelines from the traces (kept in memory).
-        trace: args.trace || args.report.is_some(),
+        trace: args.report.is_some(),
     };
+    // Without a report, `--trace` streams each run's trace to its file as
+    // the run goes (held nowhere); the files are put in place only once
+    // every run has finished.
+    let stream_to = args
+        .out
+        .as_deref()
+        .filter(|_| args.trace && args.report.is_none());
     let json = args.format == super::explain_cmd::Format::Json;
 
     let mut rows: Vec<SummaryRow> = Vec::new();
@@ -111,9 +119,20 @@ pub fn run(args: RunArgs) -> u8 {
             let runs = plan.policies_for(scenario).len() * plan.seeds_for(scenario).len();
             let bar = run_progress::bar(scenario, runs, args.quiet);
             let events = std::sync::atomic::AtomicU64::new(0);
-            let results = run_scenario_observed(scenario, &plan, &|ms, steps| {
-                run_progress::report(&bar, &events, ms, steps);
-            });
+            let progress = |ms, steps| run_progress::report(&bar, &events, ms, steps);
+            let results: Vec<(RunResult, Option<TraceFile>)> = match stream_to {
+                Some(out) => run_scenario_streamed(scenario, &plan, &progress, &|policy, seed| {
+                    let name = trace_csv::file_name(&scenario.name, policy.name(), seed);
+                    TraceFile::create(&out.join(name), scenario)
+                })
+                .into_iter()
+                .map(|(result, file)| (result, Some(file)))
+                .collect(),
+                None => run_scenario_observed(scenario, &plan, &progress)
+                    .into_iter()
+                    .map(|result| (result, None))
+                    .collect(),
+            };
             bar.finish_and_clear();
             results
         })
@@ -121,7 +140,7 @@ pub fn run(args: RunArgs) -> u8 {
     let mut written_traces = std::collections::BTreeSet::new();
     let mut stopped = false;
     for (scenario, results) in scenarios.iter().zip(&all) {
-        for result in results {
+        for (result, _) in results {
             if let Some(why) = &result.stopped_early {
                 eprintln!(
                     "{} ({}, seed {}): {why}",
@@ -135,6 +154,8 @@ pub fn run(args: RunArgs) -> u8 {
         return EXIT_BAD_INPUT;
     }
     for (scenario, results) in scenarios.iter().zip(all) {
+        let (results, trace_files): (Vec<RunResult>, Vec<Option<TraceFile>>) =
+            results.into_iter().unzip();
         let table = table::render(scenario, &results);
         for result in &results {
             for outcome in result.outcomes.iter().filter(|o| !o.held) {
@@ -172,20 +193,21 @@ pub fn run(args: RunArgs) -> u8 {
         tables.push_str(&table);
         tables.push('\n');
         if let Some(out) = args.out.as_ref().filter(|_| args.trace) {
-            for result in &results {
-                if let Some(trace) = &result.trace {
-                    let name = trace_csv::file_name(
-                        &scenario.name,
-                        result.row.policy.name(),
-                        result.row.seed,
-                    );
-                    written_traces.insert(name.clone());
-                    if let Err(message) =
-                        write(&out.join(name), &trace_csv::render(scenario, trace))
-                    {
-                        eprintln!("{message}");
-                        return EXIT_BAD_INPUT;
-                    }
+            for (result, file) in results.iter().zip(trace_files) {
+                let name =
+                    trace_csv::file_name(&scenario.name, result.row.policy.name(), result.row.seed);
+                let path = out.join(&name);
+                let written = match (file, &result.trace) {
+                    (Some(file), _) => file
+                        .commit()
+                        .map_err(|err| format!("{}: cannot write: {err}", path.display())),
+                    (None, Some(trace)) => write(&path, &trace_csv::render(scenario, trace)),
+                    (None, None) => continue,
+                };
+                written_traces.insert(name);
+                if let Err(message) = written {
+                    eprintln!("{message}");
+                    return EXIT_BAD_INPUT;
                 }
             }
         }

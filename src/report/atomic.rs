@@ -24,23 +24,87 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?
-        .to_string_lossy();
-    let (temp, mut file) = create_temp(dir, &name)?;
-    let result = file
-        .write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .and_then(|()| fs::rename(&temp, path));
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
+    let mut file = AtomicFile::create(path)?;
+    file.write_all(bytes)?;
+    file.commit()
+}
+
+/// A file written a piece at a time in place of its target: into a
+/// temporary created exclusively beside it, renamed over the target by
+/// [`AtomicFile::commit`]. Dropped uncommitted (a refused or failed run, an
+/// error), it removes its temporary: nothing is left behind.
+pub struct AtomicFile {
+    temp: PathBuf,
+    target: PathBuf,
+    /// `None` once closed: the data is on disk, the rename still to come.
+    file: Option<fs::File>,
+    committed: bool,
+}
+
+impl AtomicFile {
+    pub fn create(target: &Path) -> io::Result<AtomicFile> {
+        let dir = target
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = target
+            .file_name()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?
+            .to_string_lossy();
+        let (temp, file) = create_temp(dir, &name)?;
+        Ok(AtomicFile {
+            temp,
+            target: target.to_path_buf(),
+            file: Some(file),
+            committed: false,
+        })
     }
-    result
+
+    /// Syncs the data to disk and closes the file (so thousands of finished
+    /// files waiting for their commit hold no descriptor); writing after
+    /// this is an error.
+    pub fn close(&mut self) -> io::Result<()> {
+        match self.file.take() {
+            Some(file) => file.sync_all(),
+            None => Ok(()),
+        }
+    }
+
+    /// Closes the file and renames it over its target.
+    pub fn commit(mut self) -> io::Result<()> {
+        self.close()?;
+        fs::rename(&self.temp, &self.target)?;
+        self.committed = true;
+        Ok(())
+    }
+
+    fn open_file(&mut self) -> io::Result<&mut fs::File> {
+        self.file
+            .as_mut()
+            .ok_or_else(|| io::Error::other("written after it was closed"))
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.open_file()?.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self.file.as_mut() {
+            Some(file) => file.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            self.file = None;
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
 }
 
 fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, fs::File)> {
@@ -82,6 +146,24 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().contains(TEMP_MARKER))
             .collect();
         assert!(leftovers.is_empty());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_uncommitted_file_leaves_nothing_behind() {
+        let dir = temp_dir("uncommitted");
+        let target = dir.join("trace.csv");
+        let mut file = AtomicFile::create(&target).unwrap();
+        file.write_all(b"half a trace").unwrap();
+        file.close().unwrap();
+        assert!(file.write_all(b"more").is_err(), "closed");
+        drop(file);
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 0);
+        let mut file = AtomicFile::create(&target).unwrap();
+        file.write_all(b"a whole trace").unwrap();
+        file.commit().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"a whole trace");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -35,7 +35,7 @@ use crate::model::time::Millis;
 use broker::EvalBroker;
 use scheduler::Plan;
 use state::*;
-use trace::TraceRecord;
+use trace::{TraceRecord, TraceSink};
 
 /// What one run produces.
 #[derive(Clone, Debug)]
@@ -97,7 +97,34 @@ pub fn simulate_observed(
     options: RunOptions,
     progress: &mut dyn FnMut(Millis, u64),
 ) -> RunOutput {
+    if !options.trace {
+        return simulate_into(scenario, options, None, progress);
+    }
+    let mut records = Vec::new();
+    let mut output = simulate_into(scenario, options, Some(&mut records), progress);
+    output.trace = Some(records);
+    output
+}
+
+/// As [`simulate_observed`], handing each trace row to `sink` as the run
+/// produces it (whatever `options.trace` says); `RunOutput::trace` is `None`.
+pub fn simulate_streamed(
+    scenario: &Scenario,
+    options: RunOptions,
+    sink: &mut dyn TraceSink,
+    progress: &mut dyn FnMut(Millis, u64),
+) -> RunOutput {
+    simulate_into(scenario, options, Some(sink), progress)
+}
+
+fn simulate_into<'s>(
+    scenario: &'s Scenario,
+    options: RunOptions,
+    trace: Option<&'s mut dyn TraceSink>,
+    progress: &mut dyn FnMut(Millis, u64),
+) -> RunOutput {
     let mut sim = Simulation::new(scenario, options);
+    sim.trace = trace;
     sim.seed_initial_allocations();
     sim.run(progress);
     sim.finish()
@@ -156,7 +183,8 @@ struct Simulation<'s> {
     /// The plan each busy worker will submit.
     workers: Vec<Option<Plan>>,
     metrics: Metrics,
-    trace: Option<Vec<TraceRecord>>,
+    /// Where trace rows go; `None` when not tracing.
+    trace: Option<&'s mut dyn TraceSink>,
     /// Jobs whose registration has been processed (registered or rejected).
     jobs_submitted: usize,
     /// Groups of registered jobs that are not fully placed.
@@ -258,7 +286,7 @@ impl<'s> Simulation<'s> {
             broker: EvalBroker::default(),
             workers: vec![None; scenario.cluster.scheduler_workers as usize],
             metrics: Metrics::default(),
-            trace: options.trace.then(Vec::new),
+            trace: None,
             jobs_submitted: 0,
             unsatisfied_groups: 0,
             blocked: Default::default(),
@@ -314,12 +342,13 @@ impl<'s> Simulation<'s> {
                 self.stopped_early = Some(self.describe_churn());
                 return;
             }
-            if self
+            if let Some((max, name)) = self
                 .trace
                 .as_ref()
-                .is_some_and(|t| t.len() >= stall::MAX_TRACE_ROWS)
+                .map(|t| (t.rows(), t.max_rows()))
+                .and_then(|(rows, (max, name))| (rows >= max).then_some((max, name)))
             {
-                self.stopped_early = Some(self.describe_long_trace());
+                self.stopped_early = Some(self.describe_long_trace(max, name));
                 return;
             }
             if self.steps >= self.options.max_events {
@@ -374,7 +403,7 @@ impl<'s> Simulation<'s> {
     fn record(&mut self, record: impl FnOnce(Millis) -> TraceRecord) {
         self.metrics.events += 1;
         if let Some(trace) = &mut self.trace {
-            trace.push(record(self.queue.now()));
+            trace.record(record(self.queue.now()));
         }
     }
 
@@ -398,9 +427,13 @@ impl<'s> Simulation<'s> {
             .iter()
             .filter(|alloc| alloc.state == AllocState::Running)
             .count() as u64;
+        if let Some(trace) = &mut self.trace {
+            trace.end();
+        }
         RunOutput {
             metrics: self.metrics,
-            trace: self.trace,
+            // Filled by `simulate_observed` from its in-memory sink.
+            trace: None,
             placement_failures: self.placement_failures.into_values().collect(),
             stopped_early: self.stopped_early,
             rejections: self.rejections,

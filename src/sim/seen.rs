@@ -12,7 +12,8 @@ use crate::model::ids::{GroupRef, NodeId, VolumeId};
 impl Simulation<'_> {
     /// The view of one placement decision: each volume's claims, the
     /// allocations that will claim it, the plan's earlier placements, and
-    /// what the policy's check counted of them. `None` when not tracing.
+    /// what the policy's check counted of them. `None` when not tracing (or
+    /// the trace's sink does not keep it).
     pub(super) fn placement_seen(
         &self,
         plan_claims: &BTreeMap<VolumeId, ClaimCounts>,
@@ -21,7 +22,7 @@ impl Simulation<'_> {
         node: Option<NodeId>,
         volumes: impl Iterator<Item = (VolumeId, ClaimMode)>,
     ) -> Option<Box<PlacementSeen>> {
-        self.trace.as_ref()?;
+        self.trace.as_ref().filter(|sink| sink.wants_seen())?;
         let volumes = volumes
             .map(|(volume, request)| {
                 let state = &self.volumes[volume.index()];

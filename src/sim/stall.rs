@@ -122,10 +122,11 @@ impl Simulation<'_> {
         )
     }
 
-    /// The message of a traced run stopped at MAX_TRACE_ROWS.
-    pub(super) fn describe_long_trace(&self) -> String {
+    /// The message of a traced run stopped at its sink's row limit
+    /// (MAX_TRACE_ROWS in memory).
+    pub(super) fn describe_long_trace(&self, max: u64, name: &str) -> String {
         format!(
-            "stopped at {}s of {}s: the trace reached {MAX_TRACE_ROWS} rows (MAX_TRACE_ROWS); run without --trace, or trace a shorter horizon",
+            "stopped at {}s of {}s: the trace reached {max} rows ({name}); run without --trace, or trace a shorter horizon",
             self.now(),
             self.scenario.horizon
         )

@@ -194,3 +194,37 @@ pub struct SeenClaims {
 /// Holders listed per kind of claim: a volume shared by thousands of
 /// allocations must not make every trace row carry thousands of names.
 pub const SEEN_HOLDERS: usize = 8;
+
+/// Where a traced run's rows go, one at a time as the run produces them:
+/// kept in memory (`Vec<TraceRecord>`: `plansim explain`, `run --report`,
+/// the hunt, tests) or streamed by a writer the shell provides (`run
+/// --trace` writes CSV as it goes, so a long run's trace is never held).
+/// The simulation only calls it; it knows nothing of files.
+pub trait TraceSink {
+    /// Takes the next row.
+    fn record(&mut self, record: TraceRecord);
+    /// Rows taken so far.
+    fn rows(&self) -> u64;
+    /// Most rows this sink takes: a run whose trace would be longer stops
+    /// there (`stopped_early`), naming the limit.
+    fn max_rows(&self) -> (u64, &'static str) {
+        (super::stall::MAX_TRACE_ROWS as u64, "MAX_TRACE_ROWS")
+    }
+    /// Whether rows should carry what the scheduler saw (`seen`): only
+    /// readers of the records themselves use it, never the CSV.
+    fn wants_seen(&self) -> bool {
+        true
+    }
+    /// The run is over: no row follows (a writer flushes and closes here).
+    fn end(&mut self) {}
+}
+
+impl TraceSink for Vec<TraceRecord> {
+    fn record(&mut self, record: TraceRecord) {
+        self.push(record);
+    }
+
+    fn rows(&self) -> u64 {
+        self.len() as u64
+    }
+}
