@@ -104,13 +104,6 @@ impl NomadVersion {
     pub fn drain_counts_migrating_healthy(self) -> bool {
         self == NomadVersion::V1_2_6
     }
-
-    /// A drain is done once the other allocations are terminal on the
-    /// client (#14348, 1.6.0); before, once the server stopped them. Plugin
-    /// jobs wait with the system jobs (#12324, 1.3.0).
-    pub fn drain_waits_for_client(self) -> bool {
-        self == NomadVersion::V2_0_5
-    }
 }
 
 impl fmt::Display for Policy {
