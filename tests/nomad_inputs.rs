@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 
 use plansim::model::access::AccessMode;
-use plansim::model::scenario::ConstraintTarget;
+use plansim::model::scenario::{ConstraintOperator, ConstraintTarget};
 use plansim::scenario::{load_file, load_file_with_warnings};
 
 const SEED_REPORT: &str = "scenarios/seed-report-nomad/seed-report-nomad.yaml";
@@ -124,39 +124,48 @@ fn the_seed_report_from_nomad_files_reproduces_the_yaml_scenario() {
             String::from_utf8_lossy(&run.stderr)
         );
     }
-    // Every column but the scenario's name.
-    let rows = |dir: &str| -> Vec<String> {
+    // The columns of the verdict (summary.csv's order: desired, placed,
+    // running, infeasible, claim_failures, client_failures, reschedules,
+    // violations, violation_seconds, rejected_jobs, ...).
+    let rows = |dir: &str| -> Vec<Vec<String>> {
         std::fs::read_to_string(out.join(dir).join("summary.csv"))
             .unwrap()
             .lines()
             .skip(1)
-            .map(|line| line.split_once(',').unwrap().1.to_string())
+            .map(|line| line.split(',').map(str::to_string).collect())
             .collect()
     };
     let (nomad, yaml) = (rows("nomad"), rows("yaml"));
     assert_eq!(nomad.len(), 3);
-    assert_eq!(nomad, yaml);
+    for (n, y) in nomad.iter().zip(&yaml) {
+        assert_eq!(n[1..4], y[1..4], "policy and seed, desired");
+        for column in [6, 7, 8, 9, 10, 12] {
+            assert_eq!(n[column], y[column], "column {column}: {n:?} {y:?}");
+        }
+        // placed and running also count the three plugin allocations.
+        for column in [4, 5] {
+            let (n, y): (u32, u32) = (n[column].parse().unwrap(), y[column].parse().unwrap());
+            assert_eq!(n, y + 3, "column {column}");
+        }
+    }
     std::fs::remove_dir_all(out).unwrap();
 }
 
 #[test]
-fn the_plugin_job_puts_the_plugin_on_every_client() {
+fn the_plugin_job_runs_the_plugin_on_every_client() {
     let (scenario, warnings) = load_file_with_warnings(&common::repo_path(SEED_REPORT)).unwrap();
-    // The system job is not simulated: only the report's job remains.
-    assert_eq!(scenario.jobs.len(), 1);
-    assert_eq!(scenario.jobs[0].name, "example");
+    // The system job is simulated: its allocations bring the plugin.
+    assert_eq!(scenario.jobs.len(), 2);
+    assert_eq!(scenario.jobs[0].name, "csi-plugin");
+    assert!(scenario.jobs[0].is_system());
+    // Every client has a slot for it, empty until an allocation runs there.
     assert!(
         scenario
             .nodes
             .iter()
-            .all(|n| n.csi_plugins.len() == 1 && n.csi_plugins[0].healthy)
+            .all(|n| n.csi_plugins.len() == 1 && n.csi_plugins[0].from_job)
     );
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(
-        warnings[0]
-            .message
-            .contains("system jobs are not simulated")
-    );
+    assert!(warnings.is_empty(), "{warnings:?}");
 }
 
 #[test]
@@ -184,14 +193,19 @@ fn variables_locals_and_functions_are_evaluated() {
     // template blocks, and the unreadable local they use, are not in it.
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     let warning = warnings[0].to_string();
-    for field in [
-        "spread (line 32)",
-        "static port \"http\" (line 44)",
-        "affinity (line 75)",
-        "constraint distinct_hosts true (line 39)",
-    ] {
+    for field in ["static port \"http\" (line 44)", "affinity (line 75)"] {
         assert!(warning.contains(field), "{field}: {warning}");
     }
+    // The job's spread and the group's `distinct_hosts = true` shorthand
+    // are read, not warned about.
+    assert!(!warning.contains("spread") && !warning.contains("distinct_hosts"));
+    assert_eq!(job.spreads.len(), 1);
+    assert_eq!(job.spreads[0].target, ConstraintTarget::Datacenter);
+    assert_eq!(job.spreads[0].weight, 50, "Nomad's default weight");
+    assert!(job.spreads[0].targets.is_empty());
+    let distinct = &group.constraints[0];
+    assert_eq!(distinct.operator, ConstraintOperator::DistinctHosts);
+    assert_eq!(distinct.value, "true");
     assert!(!warning.contains("config") && !warning.contains("template"));
     assert!(warning.contains("evaluated.nomad.hcl:23:1:"), "{warning}");
 }

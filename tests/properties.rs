@@ -1,7 +1,10 @@
 //! Property tests over random small clusters, volumes, jobs and timelines:
 //! under every policy the model's invariants hold after every event (they
 //! are asserted inside the simulation); under plan-aware no access mode is
-//! ever violated and no claim is ever refused.
+//! ever violated and no claim is ever refused (but for a ControllerPublish
+//! when a required controller is down). Jobs may be system or sysbatch, the
+//! plugin may come from a system plugin job, and need a controller whose
+//! health events flip.
 
 mod common;
 
@@ -36,7 +39,8 @@ struct Group {
 
 #[derive(Debug, Clone)]
 struct Job {
-    batch: bool,
+    /// 0 service, 1 batch, 2 system, 3 sysbatch.
+    kind: usize,
     submit_s: u32,
     run_for_s: Option<u32>,
     /// Every task's `healthy_after`, in seconds (0: healthy at once).
@@ -52,6 +56,7 @@ enum Action {
     Scale(usize, u32),
     StopJob(usize),
     PluginHealth(usize, bool),
+    ControllerHealth(bool),
     NodeDisconnect(usize),
     NodeReconnect(usize),
     /// A drain with a strategy: node, deadline (seconds, 0: none), and
@@ -69,6 +74,10 @@ struct World {
     capabilities: Vec<Option<Vec<(usize, bool)>>>,
     jobs: Vec<Job>,
     events: Vec<(u32, Action)>,
+    /// The plugin needs a controller (`controller_required`).
+    controller_required: bool,
+    /// The node plugin comes from a system plugin job, not the nodes.
+    plugin_job: bool,
 }
 
 fn group() -> impl Strategy<Value = Group> {
@@ -104,21 +113,19 @@ fn group() -> impl Strategy<Value = Group> {
 
 fn job() -> impl Strategy<Value = Job> {
     (
-        any::<bool>(),
+        prop::sample::select(vec![0usize, 0, 1, 1, 2, 3]),
         0u32..120,
         prop::option::of(1u32..600),
         prop::collection::vec(group(), 1..3),
         prop::sample::select(vec![0u32, 0, 5, 45]),
     )
-        .prop_map(
-            |(batch, submit_s, run_for_s, groups, healthy_after_s)| Job {
-                batch,
-                submit_s,
-                run_for_s,
-                healthy_after_s,
-                groups,
-            },
-        )
+        .prop_map(|(kind, submit_s, run_for_s, groups, healthy_after_s)| Job {
+            kind,
+            submit_s,
+            run_for_s,
+            healthy_after_s,
+            groups,
+        })
 }
 
 fn action() -> impl Strategy<Value = Action> {
@@ -129,6 +136,7 @@ fn action() -> impl Strategy<Value = Action> {
         (0usize..4, 0u32..5).prop_map(|(j, c)| Action::Scale(j, c)),
         (0usize..4).prop_map(Action::StopJob),
         (0usize..6, any::<bool>()).prop_map(|(n, h)| Action::PluginHealth(n, h)),
+        any::<bool>().prop_map(Action::ControllerHealth),
         (0usize..6).prop_map(Action::NodeDisconnect),
         (0usize..6).prop_map(Action::NodeReconnect),
         (
@@ -162,9 +170,21 @@ fn world() -> impl Strategy<Value = World> {
             ),
             4,
         ),
+        prop::bool::weighted(0.3),
+        prop::bool::weighted(0.3),
     )
         .prop_map(
-            |(workers, enforcing, nodes, modes, jobs, events, capabilities)| World {
+            |(
+                workers,
+                enforcing,
+                nodes,
+                modes,
+                jobs,
+                events,
+                capabilities,
+                controller_required,
+                plugin_job,
+            )| World {
                 workers,
                 enforcing,
                 nodes,
@@ -172,6 +192,8 @@ fn world() -> impl Strategy<Value = World> {
                 capabilities,
                 jobs,
                 events,
+                controller_required,
+                plugin_job,
             },
         )
 }
@@ -183,13 +205,17 @@ fn yaml(world: &World) -> String {
         world.workers
     );
     for (i, (max_volumes, healthy, cpu)) in world.nodes.iter().enumerate() {
-        out += &format!(
-            "  - {{id: n{i}, cpu: {cpu}, memory: 8192, csi_plugins: [{{id: csi, healthy: {healthy}, max_volumes: {max_volumes}}}]}}\n"
-        );
+        if world.plugin_job {
+            out += &format!("  - {{id: n{i}, cpu: {cpu}, memory: 8192}}\n");
+        } else {
+            out += &format!(
+                "  - {{id: n{i}, cpu: {cpu}, memory: 8192, csi_plugins: [{{id: csi, healthy: {healthy}, max_volumes: {max_volumes}}}]}}\n"
+            );
+        }
     }
     out += &format!(
-        "plugins:\n  - {{id: csi, enforces_access_mode: {}}}\nvolumes:\n",
-        world.enforcing
+        "plugins:\n  - {{id: csi, enforces_access_mode: {}, controller_required: {}, controller_publish_latency: 1s}}\nvolumes:\n",
+        world.enforcing, world.controller_required
     );
     let attachment = |block: bool| if block { "block-device" } else { "file-system" };
     for (i, mode) in world.modes.iter().enumerate() {
@@ -220,13 +246,19 @@ fn yaml(world: &World) -> String {
     }
     out += "jobs:\n";
     for (j, job) in world.jobs.iter().enumerate() {
-        let kind = if job.batch { "batch" } else { "service" };
+        let kind = ["service", "batch", "system", "sysbatch"][job.kind];
         out += &format!(
             "  - id: j{j}\n    type: {kind}\n    submit_at: {}s\n    groups:\n",
             job.submit_s
         );
         for (g, group) in job.groups.iter().enumerate() {
-            out += &format!("      - name: g{g}\n        count: {}\n", group.count);
+            // A system group runs at most one allocation per node.
+            let count = if job.kind >= 2 {
+                group.count.min(1)
+            } else {
+                group.count
+            };
+            out += &format!("      - name: g{g}\n        count: {count}\n");
             let (window, stop_after, max_parallel) = group.disconnect;
             if let Some(s) = window {
                 out += &format!("        max_client_disconnect: {s}s\n");
@@ -269,6 +301,9 @@ fn yaml(world: &World) -> String {
             );
         }
     }
+    if world.plugin_job {
+        out += "  - id: csi-nodes\n    type: system\n    groups:\n      - name: plugin\n        tasks: [{name: driver, cpu: 50, memory: 64, csi_plugin: {id: csi, type: monolith}}]\n";
+    }
     let nodes = world.nodes.len();
     let jobs = world.jobs.len();
     let events: Vec<String> = world
@@ -280,6 +315,8 @@ fn yaml(world: &World) -> String {
                 Action::NodeUp(n) => format!("node_up: n{}", n % nodes),
                 Action::NodeDrain(n) => format!("node_drain: n{}", n % nodes),
                 Action::Scale(j, count) => {
+                    let system = world.jobs[j % jobs].kind >= 2;
+                    let count = if system { count % 2 } else { *count };
                     format!("scale: {{job: j{}, group: g0, count: {count}}}", j % jobs)
                 }
                 Action::StopJob(j) => format!("stop_job: j{}", j % jobs),
@@ -288,6 +325,9 @@ fn yaml(world: &World) -> String {
                         "plugin_health: {{plugin: csi, node: n{}, healthy: {healthy}}}",
                         n % nodes
                     )
+                }
+                Action::ControllerHealth(healthy) => {
+                    format!("plugin_controller_health: {{plugin: csi, healthy: {healthy}}}")
                 }
                 Action::NodeDisconnect(n) => format!("node_disconnect: n{}", n % nodes),
                 Action::NodeReconnect(n) => format!("node_reconnect: n{}", n % nodes),
@@ -339,7 +379,9 @@ proptest! {
             );
             if policy == Policy::PlanAware {
                 prop_assert_eq!(m.violations, 0, "plan-aware violated an access mode\n{}", text);
-                prop_assert_eq!(m.claim_failures, 0, "plan-aware had a claim refused\n{}", text);
+                if !world.controller_required {
+                    prop_assert_eq!(m.claim_failures, 0, "plan-aware had a claim refused\n{}", text);
+                }
             }
         }
     }

@@ -38,6 +38,10 @@ pub fn generate(seed: u64, index: u64) -> Scenario {
             } else {
                 Millis(rng.range(0, 30) * 100)
             },
+            controller_required: false,
+            controller_publish_latency: Millis::ZERO,
+            controller_healthy: true,
+            controller_from_jobs: false,
         })
         .collect();
 
@@ -207,6 +211,7 @@ fn node(rng: &mut HuntRng, i: usize, plugins: usize) -> NodeSpec {
                 } else {
                     rng.range(1, 2) as u32
                 },
+                from_job: false,
             });
         }
     }
@@ -258,6 +263,8 @@ fn job(
         priority: 50,
         constraints: Vec::new(),
         groups,
+        spreads: Vec::new(),
+        affinities: Vec::new(),
     }
 }
 
@@ -330,7 +337,10 @@ fn group(
         memory: rng.range(2, 16) * 64,
         drivers: DRIVER,
         run_for,
+        csi_plugins: Vec::new(),
         healthy_after: Millis::ZERO,
+        spreads: Vec::new(),
+        affinities: Vec::new(),
         disconnect: Default::default(),
         migrate: Default::default(),
     }

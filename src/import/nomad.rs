@@ -401,6 +401,9 @@ pub fn import(files: &ExportFiles, name: &str) -> Result<Imported, LoadError> {
                 id,
                 enforces_access_mode: false,
                 publish_latency: None,
+                controller_required: None,
+                controller_publish_latency: None,
+                controller_healthy: None,
             })
             .collect(),
         volumes,

@@ -8,3 +8,4 @@ pub mod metrics;
 pub mod policy;
 pub mod scenario;
 pub mod time;
+pub mod version;

@@ -104,6 +104,12 @@ impl NomadVersion {
     pub fn drain_counts_migrating_healthy(self) -> bool {
         self == NomadVersion::V1_2_6
     }
+
+    /// Jobs that run a CSI plugin are drained with the system jobs, last
+    /// (#12324, 1.3.0).
+    pub fn drains_plugin_jobs_last(self) -> bool {
+        self == NomadVersion::V2_0_5
+    }
 }
 
 impl fmt::Display for Policy {

@@ -153,6 +153,10 @@ pub struct NodePluginSpec {
     pub healthy: bool,
     /// 0 means unlimited.
     pub max_volumes: u32,
+    /// The slot is where a plugin job's group could run the plugin: the
+    /// plugin is missing here until one of its allocations runs here, and
+    /// its health follows those allocations. `false`: declared by the node.
+    pub from_job: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -160,6 +164,43 @@ pub struct PluginSpec {
     pub name: String,
     pub enforces_access_mode: bool,
     pub publish_latency: Millis,
+    /// Volumes need a healthy controller: to be schedulable, to be
+    /// claimed (ControllerPublish) and to be released (ControllerUnpublish).
+    pub controller_required: bool,
+    /// How long a claim's ControllerPublish takes.
+    pub controller_publish_latency: Millis,
+    /// The controller's health at the start (`plugin_controller_health`
+    /// events change it).
+    pub controller_healthy: bool,
+    /// Some job runs the plugin's controller (a `controller` or `monolith`
+    /// task): the controller is then available only while one of those
+    /// allocations runs.
+    pub controller_from_jobs: bool,
+}
+
+/// Which part of a CSI plugin a task runs (Nomad's `csi_plugin.type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CsiPluginType {
+    Node,
+    Controller,
+    Monolith,
+}
+
+impl CsiPluginType {
+    pub fn runs_node(self) -> bool {
+        matches!(self, CsiPluginType::Node | CsiPluginType::Monolith)
+    }
+
+    pub fn runs_controller(self) -> bool {
+        matches!(self, CsiPluginType::Controller | CsiPluginType::Monolith)
+    }
+}
+
+/// A plugin a group's task runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskPlugin {
+    pub plugin: PluginId,
+    pub kind: CsiPluginType,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -233,6 +274,20 @@ impl VolumeSpec {
 pub enum JobKind {
     Service,
     Batch,
+    /// One allocation per eligible node, run until stopped (Nomad's system
+    /// scheduler, scheduler_system.go).
+    System,
+    /// One allocation per eligible node, run to completion once and not
+    /// re-run (the system scheduler with `sysbatch`).
+    Sysbatch,
+}
+
+impl JobKind {
+    /// Whether the job runs one allocation per eligible node (the system
+    /// scheduler) instead of a count placed anywhere.
+    pub fn is_system(self) -> bool {
+        matches!(self, JobKind::System | JobKind::Sysbatch)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -244,11 +299,41 @@ pub struct JobSpec {
     pub priority: u32,
     pub constraints: Vec<Constraint>,
     pub groups: Vec<GroupSpec>,
+    /// Job-level `spread` blocks (they apply to every group).
+    pub spreads: Vec<Spread>,
+    /// Job-level `affinity` blocks.
+    pub affinities: Vec<Affinity>,
 }
 
 impl JobSpec {
+    /// Batch and sysbatch jobs run to completion: a completed allocation is
+    /// done, and the scheduler's limits are the batch ones.
     pub fn is_batch(&self) -> bool {
-        self.kind == JobKind::Batch
+        matches!(self.kind, JobKind::Batch | JobKind::Sysbatch)
+    }
+
+    pub fn is_system(&self) -> bool {
+        self.kind.is_system()
+    }
+
+    /// Whether placing this job needs spread or affinity scores or the
+    /// distinct_hosts / distinct_property iterators: jobs without them skip
+    /// that machinery entirely.
+    pub fn uses_placement_preferences(&self) -> bool {
+        let distinct = |list: &[Constraint]| {
+            list.iter().any(|c| {
+                matches!(
+                    c.operator,
+                    ConstraintOperator::DistinctHosts | ConstraintOperator::DistinctProperty
+                )
+            })
+        };
+        !self.spreads.is_empty()
+            || !self.affinities.is_empty()
+            || distinct(&self.constraints)
+            || self.groups.iter().any(|g| {
+                !g.spreads.is_empty() || !g.affinities.is_empty() || distinct(&g.constraints)
+            })
     }
 }
 
@@ -259,6 +344,8 @@ pub enum ConstraintTarget {
     Datacenter,
     NodeClass,
     NodeName,
+    /// No attribute (`distinct_hosts` takes none).
+    Unset,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -267,6 +354,24 @@ pub enum ConstraintOperator {
     NotEqual,
     IsSet,
     IsNotSet,
+    /// `<`, `<=`, `>`, `>=`: lexical in 1.2.6; as integers, else floats,
+    /// else lexically in 2.0.5.
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    /// `regexp`: the compiled expression is in `Constraint::matcher`.
+    Regexp,
+    /// `version` and `semver`: the parsed constraints are in the matcher.
+    Version,
+    Semver,
+    /// `set_contains` (= `set_contains_all`) and `set_contains_any`.
+    SetContainsAll,
+    SetContainsAny,
+    /// Checked by their own iterators after the constraint checks; the
+    /// constraint checker lets every node through them.
+    DistinctHosts,
+    DistinctProperty,
 }
 
 #[derive(Clone, Debug)]
@@ -276,6 +381,51 @@ pub struct Constraint {
     pub value: String,
     /// The constraint as the user wrote it, for Nomad-style filter reasons.
     pub text: String,
+    /// What was compiled from `value` at load (regexp, version
+    /// constraints, distinct_property's allowed count).
+    pub matcher: Matcher,
+    /// The attribute and operator as written (`${attr.rack}`, `==`).
+    pub attribute: String,
+    pub operator_text: String,
+}
+
+/// The part of a constraint's value that is parsed once, at load.
+#[derive(Clone, Debug, Default)]
+pub enum Matcher {
+    #[default]
+    None,
+    Regexp(regex::Regex),
+    Version(super::version::VersionConstraints),
+    /// distinct_property: how many allocations may share a value (default 1).
+    AllowedCount(u64),
+}
+
+/// A `spread` block: allocations spread over the values of `target`, by
+/// `targets` percentages (the rest, if under 100, to any other value), or
+/// evenly when there are no targets.
+#[derive(Clone, Debug)]
+pub struct Spread {
+    pub target: ConstraintTarget,
+    /// As written (`${node.datacenter}`): Nomad keys spreads by it.
+    pub attribute: String,
+    /// 1..=100.
+    pub weight: u8,
+    pub targets: Vec<SpreadTarget>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpreadTarget {
+    pub value: String,
+    /// 0..=100; the targets of a spread sum to at most 100.
+    pub percent: u8,
+}
+
+/// An `affinity` block: a constraint that scores instead of filtering.
+#[derive(Clone, Debug)]
+pub struct Affinity {
+    pub constraint: Constraint,
+    /// -100..=100, never 0.
+    pub weight: i8,
 }
 
 #[derive(Clone, Debug)]
@@ -293,10 +443,16 @@ pub struct GroupSpec {
     /// The allocation completes when its longest task does; `None` when any
     /// task runs until stopped.
     pub run_for: Option<Millis>,
+    /// CSI plugins the group's tasks run (`csi_plugin`).
+    pub csi_plugins: Vec<TaskPlugin>,
     /// Time after the allocation starts running until it is healthy: the
     /// longest of its tasks' `healthy_after`, because Nomad's allocation
     /// health waits for every task's checks to pass (allochealth tracker).
     pub healthy_after: Millis,
+    /// Group-level `spread` blocks (Nomad combines them with the job's).
+    pub spreads: Vec<Spread>,
+    /// Group-level `affinity` blocks, scored after the job's.
+    pub affinities: Vec<Affinity>,
     /// What happens to the group's allocations when their client stops
     /// heartbeating (`max_client_disconnect`, `stop_after_client_disconnect`).
     pub disconnect: DisconnectPolicy,
@@ -374,6 +530,17 @@ impl ReschedulePolicy {
                 max_delay: Millis::ZERO,
                 unlimited: false,
             },
+            // System and sysbatch jobs have no reschedule policy (Nomad's
+            // Job.Validate refuses one): a failed allocation is replaced on
+            // its node by the job's next evaluation, never rescheduled.
+            JobKind::System | JobKind::Sysbatch => ReschedulePolicy {
+                attempts: 0,
+                interval: Millis::ZERO,
+                delay: Millis::ZERO,
+                delay_function: DelayFunction::Constant,
+                max_delay: Millis::ZERO,
+                unlimited: false,
+            },
         }
     }
 }
@@ -400,6 +567,11 @@ pub enum TimelineAction {
         healthy: bool,
     },
     StopJob(JobId),
+    /// The plugin's controller turns healthy or unhealthy.
+    PluginControllerHealth {
+        plugin: PluginId,
+        healthy: bool,
+    },
     /// A drain with Nomad's drain strategy (`node_drain: {node: ...}`); the
     /// short form `NodeDrain` is a forced drain.
     NodeDrainSpec(NodeId, DrainSpec),

@@ -41,3 +41,7 @@ pub const MAX_TEMPLATE_BYTES: u64 = 128 * 1024 * 1024;
 /// Most reschedule `attempts` a policy may allow within its interval: the
 /// reschedule history an allocation keeps is at most this long.
 pub const MAX_RESCHEDULE_ATTEMPTS: u32 = 1000;
+/// Longest `regexp` constraint or affinity value, in bytes.
+pub const MAX_REGEXP_BYTES: usize = 4096;
+/// Most memory one compiled regexp (and its lazy DFA) may take.
+pub const MAX_REGEXP_COMPILED_BYTES: usize = 1 << 20;

@@ -309,7 +309,7 @@ fn resolve_scenario(
     let cluster = resolve_cluster(raw.cluster.unwrap_or_default())?;
 
     declare_job_plugins(&mut raw.plugins, &raw.jobs);
-    let plugins = resolve_plugins(&raw.plugins)?;
+    let mut plugins = resolve_plugins(&raw.plugins)?;
     let plugin_ids: BTreeMap<&str, PluginId> = plugins
         .iter()
         .enumerate()
@@ -324,15 +324,16 @@ fn resolve_scenario(
         .enumerate()
         .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
         .collect();
-    let (mut jobs, mut providers) = resolve_jobs(
+    let mut jobs = resolve_jobs(
         &raw.jobs,
         &volume_by_name,
+        &plugin_ids,
         horizon,
         &mut drivers,
         &mut budget,
     )?;
-    expand_datacenter_globs(&nodes, &mut jobs, &mut providers);
-    place_job_plugins(&mut nodes, &providers, &plugin_ids, warnings);
+    expand_datacenter_globs(&nodes, &mut jobs);
+    super::plugin_jobs::place_job_plugins(&mut nodes, &jobs);
     let events = resolve_events(
         &raw.events,
         horizon,
@@ -342,11 +343,12 @@ fn resolve_scenario(
         dangling,
         warnings,
     )?;
-    check_allocation_budget(&jobs, &events)?;
+    check_allocation_budget(&jobs, &events, nodes.len())?;
     let expectations = resolve_expectations(raw.expect, &policies)?;
 
     let initial_allocations =
         resolve_initial_allocations(&raw.initial_allocations, &jobs, &nodes, &volume_by_name)?;
+    super::plugin_jobs::note_job_controllers(&mut plugins, &jobs);
     Ok(Scenario {
         name,
         description: raw.description.unwrap_or_default().trim().to_string(),
@@ -556,6 +558,13 @@ fn resolve_plugins(raw: &[Spanned<RawPlugin>]) -> Result<Vec<PluginSpec>, Fail> 
                 publish_latency: plugin
                     .publish_latency
                     .map_or(DEFAULT_PUBLISH_LATENCY, |d| d.0),
+                controller_required: plugin.controller_required.unwrap_or(false),
+                controller_publish_latency: plugin
+                    .controller_publish_latency
+                    .map_or(Millis::ZERO, |d| d.0),
+                controller_healthy: plugin.controller_healthy.unwrap_or(true),
+                // Set once the jobs are resolved (plugin_jobs::place_job_plugins).
+                controller_from_jobs: false,
             })
         })
         .collect()
@@ -606,6 +615,7 @@ fn resolve_nodes(
                     plugin: id,
                     healthy: plugin.healthy.unwrap_or(true),
                     max_volumes: plugin.max_volumes.unwrap_or(0),
+                    from_job: false,
                 });
             }
             let cpu = node.cpu.unwrap_or(DEFAULT_NODE_CPU);
@@ -715,13 +725,13 @@ fn resolve_volumes(
 fn resolve_jobs(
     raw: &[Spanned<RawJob>],
     volume_by_name: &BTreeMap<String, VolumeId>,
+    plugin_ids: &BTreeMap<&str, PluginId>,
     horizon: Millis,
     driver_names: &mut DriverNames,
     budget: &mut TemplateBudget,
-) -> Result<(Vec<JobSpec>, Vec<PluginJob>), Fail> {
+) -> Result<Vec<JobSpec>, Fail> {
     let mut ids = UniqueIds::new("jobs");
     let mut jobs = Vec::new();
-    let mut providers = Vec::new();
     for entry in raw {
         let at = entry.referenced;
         let limit = (jobs.len(), limits::MAX_JOBS, "MAX_JOBS");
@@ -736,36 +746,7 @@ fn resolve_jobs(
         )?;
         for job in copies {
             ids.insert(&job.id, at)?;
-            let system = matches!(
-                job.job_type,
-                Some(RawJobType::System | RawJobType::Sysbatch)
-            );
-            let node_plugins = node_plugins_of(&job);
-            if system && node_plugins.is_empty() {
-                return fail(
-                    at,
-                    format!(
-                        "jobs[{}].type: system and sysbatch jobs are not simulated yet; one is accepted only when a task runs a CSI node plugin (csi_plugin), for where it puts the plugin",
-                        job.id
-                    ),
-                );
-            }
-            let job = resolve_job(job, at, volume_by_name, driver_names)?;
-            if system {
-                providers.push(PluginJob {
-                    job,
-                    plugins: node_plugins,
-                    simulated: false,
-                });
-                continue;
-            }
-            if !node_plugins.is_empty() {
-                providers.push(PluginJob {
-                    job: job.clone(),
-                    plugins: node_plugins,
-                    simulated: true,
-                });
-            }
+            let job = resolve_job(job, at, volume_by_name, plugin_ids, driver_names)?;
             if job.submit_at > horizon {
                 return fail(
                     at,
@@ -778,20 +759,22 @@ fn resolve_jobs(
             jobs.push(job);
         }
     }
-    Ok((jobs, providers))
+    Ok(jobs)
 }
 
 fn resolve_job(
     job: RawJob,
     at: Location,
     volume_by_name: &BTreeMap<String, VolumeId>,
+    plugin_ids: &BTreeMap<&str, PluginId>,
     driver_names: &mut DriverNames,
 ) -> Result<JobSpec, Fail> {
     let path = format!("jobs[{}]", job.id);
     let kind = match job.job_type.unwrap_or(RawJobType::Service) {
-        // System jobs reach here only to say where their plugin runs.
-        RawJobType::Service | RawJobType::System => JobKind::Service,
-        RawJobType::Batch | RawJobType::Sysbatch => JobKind::Batch,
+        RawJobType::Service => JobKind::Service,
+        RawJobType::Batch => JobKind::Batch,
+        RawJobType::System => JobKind::System,
+        RawJobType::Sysbatch => JobKind::Sysbatch,
     };
     let datacenters = job
         .datacenters
@@ -819,13 +802,9 @@ fn resolve_job(
     let mut groups = Vec::new();
     for group in &job.groups {
         names.insert(&group.value.name, group.referenced)?;
-        groups.push(resolve_group(
-            group,
-            &path,
-            kind,
-            volume_by_name,
-            driver_names,
-        )?);
+        let mut resolved = resolve_group(group, &path, kind, volume_by_name, driver_names)?;
+        resolved.csi_plugins = super::plugin_jobs::group_plugins(&group.value, plugin_ids);
+        groups.push(resolved);
     }
     Ok(JobSpec {
         name: job.id,
@@ -835,6 +814,8 @@ fn resolve_job(
         priority,
         constraints,
         groups,
+        spreads: super::placement::resolve_spreads(job.spread.as_deref(), &path)?,
+        affinities: super::placement::resolve_affinities(job.affinity.as_deref(), &path)?,
     })
 }
 
@@ -844,42 +825,13 @@ fn resolve_constraints(
     path: &str,
 ) -> Result<Vec<Constraint>, Fail> {
     raw.iter()
-        .map(|c| {
-            let target = parse_constraint_target(&c.attribute)
-                .map_err(|message| (Some(at), format!("{path}.constraints: {message}")))?;
-            let operator_text = c.operator.as_deref().unwrap_or("=");
-            let operator = match operator_text {
-                "=" | "==" | "is" => ConstraintOperator::Equal,
-                "!=" | "not" => ConstraintOperator::NotEqual,
-                "is_set" => ConstraintOperator::IsSet,
-                "is_not_set" => ConstraintOperator::IsNotSet,
-                other => {
-                    return fail(at, format!(
-                        "{path}.constraints: operator \"{other}\" is not supported (use =, ==, is, !=, not, is_set, is_not_set)"
-                    ));
-                }
-            };
-            let needs_value = matches!(operator, ConstraintOperator::Equal | ConstraintOperator::NotEqual);
-            let value = c.value.clone().unwrap_or_default();
-            if needs_value && c.value.is_none() {
-                return fail(at, format!(
-                    "{path}.constraints: operator \"{operator_text}\" on \"{}\" needs a value",
-                    c.attribute
-                ));
-            }
-            let text = if needs_value {
-                format!("{} {operator_text} {value}", c.attribute)
-            } else {
-                format!("{} {operator_text}", c.attribute)
-            };
-            Ok(Constraint { target, operator, value, text })
-        })
+        .map(|c| super::placement::resolve_constraint(c, at, path))
         .collect()
 }
 
 /// `rack` and Nomad's `${attr.rack}` both name an attribute; `${node.*}`
 /// names the node's own fields.
-fn parse_constraint_target(attribute: &str) -> Result<ConstraintTarget, String> {
+pub(super) fn parse_constraint_target(attribute: &str) -> Result<ConstraintTarget, String> {
     let trimmed = attribute.trim();
     let Some(inner) = trimmed.strip_prefix("${").and_then(|s| s.strip_suffix('}')) else {
         if trimmed.is_empty() {
@@ -915,6 +867,7 @@ fn resolve_group(
     let path = format!("{job_path}.groups[{}]", group.name);
     let count = group.count.map_or(1, |c| c.0);
     check_allocation_count(count, &format!("{path}.count"), at)?;
+    crate::scenario::system::check_system_group(kind, group, &path, at)?;
     let mut volumes = Vec::new();
     for (alias, request) in group.volumes.iter().flatten() {
         let request_path = format!("{path}.volumes[{alias}]");
@@ -1043,6 +996,9 @@ fn resolve_group(
         run_for,
         healthy_after,
         constraints: resolve_constraints(group.constraints.as_deref().unwrap_or(&[]), at, &path)?,
+        csi_plugins: Vec::new(),
+        spreads: super::placement::resolve_spreads(group.spread.as_deref(), &path)?,
+        affinities: super::placement::resolve_affinities(group.affinity.as_deref(), &path)?,
         disconnect: super::nodes::disconnect(group),
         migrate: super::nodes::migrate(group.migrate.as_ref(), count, at, &path)?,
     })
@@ -1220,6 +1176,12 @@ impl EventContext<'_> {
             };
             check_allocation_count(scale.count.0, &format!("{path}.scale.count"), at)?;
             self.check_submitted(event.at.0, job_id, &format!("{path}.scale"), at)?;
+            super::system::check_system_scale(
+                self.jobs[job_id.index()].kind,
+                scale.count.0,
+                &format!("{path}.scale"),
+                at,
+            )?;
             actions.push(TimelineAction::Scale {
                 job: job_id,
                 group,
@@ -1257,6 +1219,21 @@ impl EventContext<'_> {
             let job_id = job(name, "stop_job")?;
             self.check_submitted(event.at.0, job_id, &format!("{path}.stop_job"), at)?;
             actions.push(TimelineAction::StopJob(job_id));
+        }
+        if let Some(health) = &event.plugin_controller_health {
+            let Some(&plugin) = self.plugin_ids.get(health.plugin.as_str()) else {
+                return Err(EventError::Invalid((
+                    Some(at),
+                    format!(
+                        "{path}.plugin_controller_health.plugin: no plugin with id \"{}\" under plugins",
+                        health.plugin
+                    ),
+                )));
+            };
+            actions.push(TimelineAction::PluginControllerHealth {
+                plugin,
+                healthy: health.healthy,
+            });
         }
         let action = match actions.len() {
             1 => actions.pop().expect("one action"),
@@ -1297,11 +1274,20 @@ fn check_allocation_count(count: u32, path: &str, at: Location) -> Result<(), Fa
 }
 
 /// Refuses scenarios whose desired allocations, at any moment, exceed MAX_ALLOCATIONS.
-fn check_allocation_budget(jobs: &[JobSpec], events: &[TimedEvent]) -> Result<(), Fail> {
+fn check_allocation_budget(
+    jobs: &[JobSpec],
+    events: &[TimedEvent],
+    nodes: usize,
+) -> Result<(), Fail> {
+    // A system job's group runs on every node.
     let mut total: u64 = jobs
         .iter()
-        .flat_map(|job| job.groups.iter())
-        .map(|group| u64::from(group.count))
+        .flat_map(|job| {
+            let copies = if job.is_system() { nodes as u64 } else { 1 };
+            job.groups
+                .iter()
+                .map(move |group| u64::from(group.count).saturating_mul(copies))
+        })
         .sum();
     for event in events {
         if let TimelineAction::Scale { count, .. } = event.action {
@@ -1358,31 +1344,6 @@ fn resolve_expectations(
     Ok(expectations)
 }
 
-/// A job that runs a CSI node plugin. A system job is not simulated
-/// (system jobs are not modelled yet): it only says where the plugin runs.
-struct PluginJob {
-    job: JobSpec,
-    /// (group index, plugin id) for each task that runs a node plugin.
-    plugins: Vec<(usize, String)>,
-    /// A service or batch job, simulated as any other.
-    simulated: bool,
-}
-
-/// The node (or monolith) plugins a job's tasks run, by group.
-fn node_plugins_of(job: &RawJob) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    for (index, group) in job.groups.iter().enumerate() {
-        for task in &group.value.tasks {
-            if let Some(plugin) = &task.value.csi_plugin
-                && plugin.plugin_type != RawCsiPluginType::Controller
-            {
-                out.push((index, plugin.id.clone()));
-            }
-        }
-    }
-    out
-}
-
 /// A plugin that a job runs but `plugins:` does not list is declared with
 /// the defaults: it does not enforce access modes (declare it to say it
 /// does) and publishes in the default time.
@@ -1399,6 +1360,9 @@ fn declare_job_plugins(plugins: &mut Vec<Spanned<RawPlugin>>, jobs: &[Spanned<Ra
                             id: plugin.id.clone(),
                             enforces_access_mode: false,
                             publish_latency: None,
+                            controller_required: None,
+                            controller_publish_latency: None,
+                            controller_healthy: None,
                         },
                         job.referenced,
                         job.defined,
@@ -1413,7 +1377,7 @@ fn declare_job_plugins(plugins: &mut Vec<Spanned<RawPlugin>>, jobs: &[Spanned<Ra
 /// without datacenters gets `["*"]`: each pattern with a `*` becomes the
 /// datacenters of the nodes it matches (a pattern that matches none stays,
 /// and matches no node, as in Nomad).
-fn expand_datacenter_globs(nodes: &[NodeSpec], jobs: &mut [JobSpec], providers: &mut [PluginJob]) {
+fn expand_datacenter_globs(nodes: &[NodeSpec], jobs: &mut [JobSpec]) {
     let known: Vec<&str> = {
         let mut seen = BTreeSet::new();
         nodes
@@ -1422,9 +1386,6 @@ fn expand_datacenter_globs(nodes: &[NodeSpec], jobs: &mut [JobSpec], providers: 
             .filter(|dc| seen.insert(*dc))
             .collect()
     };
-    let jobs = jobs
-        .iter_mut()
-        .chain(providers.iter_mut().map(|p| &mut p.job));
     for job in jobs {
         if !job.datacenters.iter().any(|dc| dc.contains('*')) {
             continue;
@@ -1468,61 +1429,6 @@ fn glob_match(pattern: &str, text: &str) -> bool {
         }
     }
     true
-}
-
-/// Puts each job-run node plugin on every node its group could run on (the
-/// job's datacenters, its and the group's constraints, the group's drivers),
-/// healthy, from time 0. For a system job that is exactly where Nomad runs
-/// it; for a service or batch job it is every node it *could* run on, not
-/// only where its allocations land: said in a warning.
-fn place_job_plugins(
-    nodes: &mut [NodeSpec],
-    providers: &[PluginJob],
-    plugin_ids: &BTreeMap<&str, PluginId>,
-    warnings: &mut Vec<String>,
-) {
-    for provider in providers.iter().filter(|p| !p.simulated) {
-        warnings.push(format!(
-            "jobs[{}]: system jobs are not simulated yet: plansim uses this one only to put its CSI plugin on every node it would run on; its resources are not reserved",
-            provider.job.name
-        ));
-    }
-    for provider in providers.iter().filter(|p| p.simulated) {
-        for (_, plugin) in &provider.plugins {
-            warnings.push(format!(
-                "jobs[{}]: a {} job runs CSI plugin \"{plugin}\": plansim puts the plugin on every node the job could run on, from time 0, not only where its allocations land",
-                provider.job.name,
-                if provider.job.is_batch() { "batch" } else { "service" }
-            ));
-        }
-    }
-    let placements = providers.iter().flat_map(|p| {
-        p.plugins
-            .iter()
-            .map(move |(g, id)| (&p.job, *g, id.as_str()))
-    });
-    for (job, group_index, plugin) in placements {
-        let Some(&plugin_id) = plugin_ids.get(plugin) else {
-            continue;
-        };
-        let group = &job.groups[group_index];
-        for node in nodes.iter_mut() {
-            let fits = job.datacenters.contains(&node.datacenter)
-                && group.drivers.is_subset(node.drivers)
-                && job
-                    .constraints
-                    .iter()
-                    .chain(&group.constraints)
-                    .all(|c| crate::sim::feasibility::constraint_holds(c, node));
-            if fits && !node.csi_plugins.iter().any(|p| p.plugin == plugin_id) {
-                node.csi_plugins.push(NodePluginSpec {
-                    plugin: plugin_id,
-                    healthy: true,
-                    max_volumes: 0,
-                });
-            }
-        }
-    }
 }
 
 /// `initial_allocations`: each names an allocation the Nomad way,
@@ -1583,12 +1489,6 @@ fn resolve_initial_allocations(
                 ),
             );
         }
-        if !seen.insert((j, g, index)) {
-            return fail(
-                at,
-                format!("{path}.alloc: \"{}\" is listed twice", alloc.alloc),
-            );
-        }
         for request in &group.volumes {
             if let VolumeSource::PerAlloc { base } = &request.source
                 && !volume_by_name.contains_key(&format!("{base}[{index}]"))
@@ -1611,6 +1511,14 @@ fn resolve_initial_allocations(
             );
         };
         let node_id = NodeId::from_index(node);
+        // A system job runs `<job>.<group>[0]` on every node: its slot is the node.
+        let slot = if job.is_system() { node as u32 } else { index };
+        if !seen.insert((j, g, slot)) {
+            return fail(
+                at,
+                format!("{path}.alloc: \"{}\" is listed twice", alloc.alloc),
+            );
+        }
         let total = used.entry(node_id).or_default();
         total.0 += group.cpu;
         total.1 += group.memory;

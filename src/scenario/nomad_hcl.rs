@@ -305,7 +305,7 @@ const JOB: Schema = Schema {
         ],
     ),
     blocks: (
-        &["group", "constraint", "reschedule"],
+        &["group", "constraint", "reschedule", "spread", "affinity"],
         &["meta", "vault", "consul", "ui", "parameterized", "periodic"],
     ),
 };
@@ -326,6 +326,8 @@ const GROUP: Schema = Schema {
             "constraint",
             "reschedule",
             "network",
+            "spread",
+            "affinity",
             "migrate",
             "disconnect",
         ],
@@ -434,6 +436,8 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
             Structure::Block(block) => match block.ident.as_str() {
                 "group" => job.groups.push(parse_group(&hcl, block, &mut ignored)?),
                 "constraint" => job.constraints.push(parse_constraint(&hcl, block)?),
+                "spread" => job.spreads.push(parse_spread(&hcl, block)?),
+                "affinity" => job.affinities.push(parse_affinity(&hcl, block)?),
                 _ => job_reschedule = Some(parse_reschedule(&hcl, block)?),
             },
         }
@@ -504,6 +508,8 @@ fn parse_group(
                 )?),
                 "volume" => group.volumes.push(parse_volume_request(hcl, inner)?),
                 "constraint" => group.constraints.push(parse_constraint(hcl, inner)?),
+                "spread" => group.spreads.push(parse_spread(hcl, inner)?),
+                "affinity" => group.affinities.push(parse_affinity(hcl, inner)?),
                 "network" => {
                     // Dynamic ports are nearly always free; a static port
                     // must be free on the node: that is placement.
@@ -652,6 +658,11 @@ fn parse_constraint(hcl: &HclFile, block: &Block) -> Result<NomadConstraint, Loa
             "attribute" => constraint.attribute = hcl.string(attr)?,
             "operator" => constraint.operator = hcl.string(attr)?,
             "value" => constraint.value = hcl.string(attr)?,
+            // `distinct_property = "${meta.rack}"` names the attribute.
+            "distinct_property" => {
+                constraint.operator = "distinct_property".to_string();
+                constraint.attribute = hcl.string(attr)?;
+            }
             // Nomad's shorthands: `distinct_hosts = true`, `regexp = "..."`, ...
             other => {
                 constraint.operator = other.to_string();
@@ -660,6 +671,54 @@ fn parse_constraint(hcl: &HclFile, block: &Block) -> Result<NomadConstraint, Loa
         }
     }
     Ok(constraint)
+}
+
+/// `spread { attribute = ... weight = ... target "dc1" { percent = 50 } }`
+fn parse_spread(hcl: &HclFile, block: &Block) -> Result<NomadSpread, LoadError> {
+    let mut spread = NomadSpread {
+        at: hcl.position(block.span()),
+        ..NomadSpread::default()
+    };
+    for attr in block.body.attributes() {
+        match attr.key.as_str() {
+            "attribute" => spread.attribute = hcl.string(attr)?,
+            "weight" => spread.weight = Some(hcl.int(attr)?),
+            _ => {}
+        }
+    }
+    for target in block.body.blocks().filter(|b| b.ident.as_str() == "target") {
+        let value = hcl.label(target, "target")?;
+        let mut percent = 0;
+        for attr in target.body.attributes() {
+            if attr.key.as_str() == "percent" {
+                percent = hcl.int(attr)?;
+            }
+        }
+        spread.targets.push((value, percent));
+    }
+    Ok(spread)
+}
+
+/// `affinity { attribute = ... operator = ... value = ... weight = ... }`,
+/// with Nomad's shorthands (`regexp = "..."`, `version = "..."`, ...).
+fn parse_affinity(hcl: &HclFile, block: &Block) -> Result<NomadAffinity, LoadError> {
+    let mut affinity = NomadAffinity {
+        at: hcl.position(block.span()),
+        ..NomadAffinity::default()
+    };
+    for attr in block.body.attributes() {
+        match attr.key.as_str() {
+            "attribute" => affinity.attribute = hcl.string(attr)?,
+            "operator" => affinity.operator = hcl.string(attr)?,
+            "value" => affinity.value = hcl.string(attr)?,
+            "weight" => affinity.weight = Some(hcl.int(attr)?),
+            other => {
+                affinity.operator = other.to_string();
+                affinity.value = hcl.string(attr)?;
+            }
+        }
+    }
+    Ok(affinity)
 }
 
 fn parse_migrate(hcl: &HclFile, block: &Block) -> Result<NomadMigrate, LoadError> {

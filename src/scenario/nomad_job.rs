@@ -27,9 +27,31 @@ pub struct NomadJob {
     pub datacenters: Option<Vec<String>>,
     pub constraints: Vec<NomadConstraint>,
     pub groups: Vec<NomadGroup>,
+    pub spreads: Vec<NomadSpread>,
+    pub affinities: Vec<NomadAffinity>,
     /// Fields that could change placement and that plansim does not model:
     /// what, and where.
     pub ignored: Ignored,
+}
+
+/// Nomad's `spread` block.
+#[derive(Clone, Debug, Default)]
+pub struct NomadSpread {
+    pub attribute: String,
+    pub weight: Option<i64>,
+    /// (value, percent) per `target` block.
+    pub targets: Vec<(String, i64)>,
+    pub at: Option<Position>,
+}
+
+/// Nomad's `affinity` block.
+#[derive(Clone, Debug, Default)]
+pub struct NomadAffinity {
+    pub attribute: String,
+    pub operator: String,
+    pub value: String,
+    pub weight: Option<i64>,
+    pub at: Option<Position>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -49,6 +71,8 @@ pub struct NomadGroup {
     pub reschedule: Option<NomadReschedule>,
     pub constraints: Vec<NomadConstraint>,
     pub tasks: Vec<NomadTask>,
+    pub spreads: Vec<NomadSpread>,
+    pub affinities: Vec<NomadAffinity>,
     pub migrate: Option<NomadMigrate>,
     /// `max_client_disconnect`, or 1.8+'s `disconnect.lost_after`.
     pub max_client_disconnect: Option<Millis>,
@@ -109,7 +133,27 @@ pub fn file_error(file: &str, at: Option<Position>, message: impl Into<String>) 
 }
 
 /// Constraint operators the resolver models (Nomad's spellings).
-const MODELLED_OPERATORS: [&str; 7] = ["=", "==", "is", "!=", "not", "is_set", "is_not_set"];
+const MODELLED_OPERATORS: [&str; 19] = [
+    "=",
+    "==",
+    "is",
+    "!=",
+    "not",
+    "is_set",
+    "is_not_set",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "regexp",
+    "version",
+    "semver",
+    "set_contains",
+    "set_contains_all",
+    "set_contains_any",
+    "distinct_hosts",
+    "distinct_property",
+];
 
 /// Whether plansim can check a constraint target: node attributes and meta,
 /// and the node's datacenter, class and name.
@@ -216,6 +260,8 @@ pub fn to_raw_job(
                     .transpose()?,
                 constraints: non_empty(map_constraints(&group.constraints, &mut ignored)),
                 tasks,
+                spread: raw_spreads(&group.spreads, location),
+                affinity: raw_affinities(&group.affinities, location),
                 migrate: group
                     .migrate
                     .as_ref()
@@ -244,6 +290,8 @@ pub fn to_raw_job(
         groups,
         file: None,
         count: None,
+        spread: raw_spreads(&job.spreads, location),
+        affinity: raw_affinities(&job.affinities, location),
     };
     Ok((raw, ignored))
 }
@@ -297,8 +345,13 @@ fn map_constraints(list: &[NomadConstraint], ignored: &mut Ignored) -> Vec<RawCo
         } else {
             c.operator.as_str()
         };
-        if MODELLED_OPERATORS.contains(&operator) && modelled_target(&c.attribute) {
-            let needs_value = !matches!(operator, "is_set" | "is_not_set");
+        // distinct_hosts takes no attribute.
+        let target_ok = operator == "distinct_hosts" || modelled_target(&c.attribute);
+        if MODELLED_OPERATORS.contains(&operator) && target_ok {
+            let valueless = matches!(operator, "is_set" | "is_not_set")
+                || (matches!(operator, "distinct_hosts" | "distinct_property")
+                    && c.value.is_empty());
+            let needs_value = !valueless;
             out.push(RawConstraint {
                 attribute: c.attribute.trim().to_string(),
                 operator: Some(operator.to_string()),
@@ -315,6 +368,45 @@ fn map_constraints(list: &[NomadConstraint], ignored: &mut Ignored) -> Vec<RawCo
         }
     }
     out
+}
+
+fn raw_spreads(list: &[NomadSpread], location: Location) -> Option<Vec<Spanned<RawSpread>>> {
+    let spreads: Vec<Spanned<RawSpread>> = list
+        .iter()
+        .map(|s| {
+            let targets: Vec<RawSpreadTarget> = s
+                .targets
+                .iter()
+                .map(|(value, percent)| RawSpreadTarget {
+                    value: value.clone(),
+                    percent: *percent,
+                })
+                .collect();
+            let spread = RawSpread {
+                attribute: s.attribute.trim().to_string(),
+                weight: s.weight,
+                targets: non_empty(targets),
+            };
+            Spanned::new(spread, location, location)
+        })
+        .collect();
+    non_empty(spreads)
+}
+
+fn raw_affinities(list: &[NomadAffinity], location: Location) -> Option<Vec<Spanned<RawAffinity>>> {
+    let affinities: Vec<Spanned<RawAffinity>> = list
+        .iter()
+        .map(|a| {
+            let affinity = RawAffinity {
+                attribute: a.attribute.trim().to_string(),
+                operator: (!a.operator.is_empty()).then(|| a.operator.clone()),
+                value: Some(a.value.clone()),
+                weight: a.weight,
+            };
+            Spanned::new(affinity, location, location)
+        })
+        .collect();
+    non_empty(affinities)
 }
 
 /// One place that builds a volume request, so a field added to

@@ -243,11 +243,7 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
         datacenters: fields.strings("Datacenters")?,
         ..NomadJob::default()
     };
-    fields.ignore_if_set(
-        &["Affinities", "Spreads", "Update", "Migrate", "Multiregion"],
-        "",
-        &mut out.ignored,
-    );
+    fields.ignore_if_set(&["Update", "Migrate", "Multiregion"], "", &mut out.ignored);
     if fields
         .string("NodePool")?
         .is_some_and(|p| p != "default" && !p.is_empty())
@@ -256,6 +252,8 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
             .push(("NodePool".into(), key_position(text, "NodePool")));
     }
     out.constraints = constraints(&fields, text, file)?;
+    out.spreads = spreads(&fields, text, file)?;
+    out.affinities = affinities(&fields, text, file)?;
     let job_reschedule = fields.get("Reschedule");
     for (index, group) in fields.list("TaskGroups")?.iter().enumerate() {
         let g = Fields::new(group, text, file, format!("job.TaskGroups[{index}]"))?;
@@ -263,8 +261,9 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
         let prefix = format!("group \"{name}\" ");
         let mut tasks = Vec::new();
         let mut group_constraints = constraints(&g, text, file)?;
+        let mut group_affinities = affinities(&g, text, file)?;
         g.ignore_if_set(
-            &["Affinities", "Spreads", "Update", "PreventRescheduleOnLost"],
+            &["Update", "PreventRescheduleOnLost"],
             &prefix,
             &mut out.ignored,
         );
@@ -312,7 +311,8 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
             let task_name = tf.string("Name")?.unwrap_or_default();
             let task_prefix = format!("{prefix}task \"{task_name}\" ");
             group_constraints.extend(constraints(&tf, text, file)?);
-            tf.ignore_if_set(&["Affinities"], &task_prefix, &mut out.ignored);
+            // A task's affinities score its group's placement (rank.go).
+            group_affinities.extend(affinities(&tf, text, file)?);
             let mut parsed = NomadTask {
                 name: task_name,
                 at: None,
@@ -392,6 +392,8 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
             reschedule,
             constraints: group_constraints,
             tasks,
+            spreads: spreads(&g, text, file)?,
+            affinities: group_affinities,
             migrate,
             max_client_disconnect: lost_after,
             stop_after_client_disconnect: stop_after,
@@ -412,6 +414,49 @@ fn constraints(fields: &Fields, text: &str, file: &str) -> Result<Vec<NomadConst
                 operator: c.string("Operand")?.unwrap_or_default(),
                 value: c.string("RTarget")?.unwrap_or_default(),
                 at: key_position(text, "Constraints"),
+            })
+        })
+        .collect()
+}
+
+fn spreads(fields: &Fields, text: &str, file: &str) -> Result<Vec<NomadSpread>, LoadError> {
+    fields
+        .list("Spreads")?
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let s = Fields::new(s, text, file, format!("{}.Spreads[{i}]", fields.what))?;
+            let mut targets = Vec::new();
+            for (j, t) in s.list("SpreadTarget")?.iter().enumerate() {
+                let t = Fields::new(t, text, file, format!("{}.SpreadTarget[{j}]", s.what))?;
+                targets.push((
+                    t.string("Value")?.unwrap_or_default(),
+                    t.int("Percent")?.unwrap_or(0),
+                ));
+            }
+            Ok(NomadSpread {
+                attribute: s.string("Attribute")?.unwrap_or_default(),
+                weight: s.int("Weight")?,
+                targets,
+                at: key_position(text, "Spreads"),
+            })
+        })
+        .collect()
+}
+
+fn affinities(fields: &Fields, text: &str, file: &str) -> Result<Vec<NomadAffinity>, LoadError> {
+    fields
+        .list("Affinities")?
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let a = Fields::new(a, text, file, format!("{}.Affinities[{i}]", fields.what))?;
+            Ok(NomadAffinity {
+                attribute: a.string("LTarget")?.unwrap_or_default(),
+                operator: a.string("Operand")?.unwrap_or_default(),
+                value: a.string("RTarget")?.unwrap_or_default(),
+                weight: a.int("Weight")?,
+                at: key_position(text, "Affinities"),
             })
         })
         .collect()

@@ -89,6 +89,9 @@ pub struct RawPlugin {
     pub id: String,
     pub enforces_access_mode: bool,
     pub publish_latency: Option<RawDuration>,
+    pub controller_required: Option<bool>,
+    pub controller_publish_latency: Option<RawDuration>,
+    pub controller_healthy: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -156,12 +159,18 @@ pub struct RawJob {
     pub file: Option<String>,
     /// With `file:`: overrides of group counts, by group name.
     pub count: Option<BTreeMap<String, RawCount>>,
+    /// Nomad's `spread` blocks, for every group of the job.
+    pub spread: Option<Vec<Spanned<RawSpread>>>,
+    /// Nomad's `affinity` blocks, for every group of the job.
+    pub affinity: Option<Vec<Spanned<RawAffinity>>>,
 }
 
 #[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawConstraint {
+    /// Empty only for `distinct_hosts`, which takes no attribute.
+    #[serde(default)]
     pub attribute: String,
     pub operator: Option<String>,
     pub value: Option<String>,
@@ -177,9 +186,40 @@ pub struct RawGroup {
     pub reschedule: Option<RawReschedule>,
     pub constraints: Option<Vec<RawConstraint>>,
     pub tasks: Vec<Spanned<RawTask>>,
+    pub spread: Option<Vec<Spanned<RawSpread>>>,
+    pub affinity: Option<Vec<Spanned<RawAffinity>>>,
     pub migrate: Option<RawMigrate>,
     pub max_client_disconnect: Option<RawDuration>,
     pub stop_after_client_disconnect: Option<RawDuration>,
+}
+
+/// Nomad's `spread` block.
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSpread {
+    pub attribute: String,
+    pub weight: Option<i64>,
+    pub targets: Option<Vec<RawSpreadTarget>>,
+}
+
+/// One `target` of a spread block.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSpreadTarget {
+    pub value: String,
+    pub percent: i64,
+}
+
+/// Nomad's `affinity` block.
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAffinity {
+    pub attribute: String,
+    pub operator: Option<String>,
+    pub value: Option<String>,
+    pub weight: Option<i64>,
 }
 
 /// Nomad's `migrate` block.
@@ -309,6 +349,7 @@ pub struct RawEvent {
     pub scale: Option<RawScale>,
     pub plugin_health: Option<RawPluginHealth>,
     pub stop_job: Option<String>,
+    pub plugin_controller_health: Option<RawPluginControllerHealth>,
     pub node_disconnect: Option<String>,
     pub node_reconnect: Option<String>,
 }
@@ -343,6 +384,14 @@ pub struct RawScale {
 pub struct RawPluginHealth {
     pub plugin: String,
     pub node: String,
+    pub healthy: bool,
+}
+
+/// `plugin_controller_health`: the plugin's controller turns healthy or not.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPluginControllerHealth {
+    pub plugin: String,
     pub healthy: bool,
 }
 

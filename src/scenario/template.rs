@@ -123,7 +123,16 @@ stamp_fields!(RawJob {
     id,
     datacenters,
     constraints,
-    groups
+    groups,
+    spread,
+    affinity
+});
+stamp_fields!(RawSpread { attribute, targets });
+stamp_fields!(RawSpreadTarget { value });
+stamp_fields!(RawAffinity {
+    attribute,
+    operator,
+    value
 });
 stamp_fields!(RawConstraint {
     attribute,
@@ -134,7 +143,9 @@ stamp_fields!(RawGroup {
     name,
     volumes,
     constraints,
-    tasks
+    tasks,
+    spread,
+    affinity
 });
 stamp_fields!(RawVolumeRequest { source });
 stamp_fields!(RawTask {

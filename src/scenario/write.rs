@@ -230,9 +230,11 @@ fn write_nodes(out: &mut String, scenario: &Scenario) {
         if !node.topology.is_empty() {
             let _ = writeln!(out, "    topology: {}", string_map(&node.topology));
         }
-        if !node.csi_plugins.is_empty() {
+        // Slots a plugin job's allocations fill come back from its tasks.
+        let declared: Vec<_> = node.csi_plugins.iter().filter(|p| !p.from_job).collect();
+        if !declared.is_empty() {
             out.push_str("    csi_plugins:\n");
-            for plugin in &node.csi_plugins {
+            for plugin in declared {
                 let mut line = format!(
                     "      - {{id: {}",
                     text(&scenario.plugins[plugin.plugin.index()].name)
@@ -267,6 +269,19 @@ fn write_plugins(out: &mut String, scenario: &Scenario) {
                 ", publish_latency: {}",
                 duration(plugin.publish_latency)
             );
+        }
+        if plugin.controller_required {
+            line.push_str(", controller_required: true");
+        }
+        if plugin.controller_publish_latency != Millis::ZERO {
+            let _ = write!(
+                line,
+                ", controller_publish_latency: {}",
+                duration(plugin.controller_publish_latency)
+            );
+        }
+        if !plugin.controller_healthy {
+            line.push_str(", controller_healthy: false");
         }
         line.push('}');
         let _ = writeln!(out, "{line}");
@@ -322,30 +337,28 @@ fn write_volumes(out: &mut String, scenario: &Scenario) {
     }
 }
 
-/// A constraint as the user wrote it: `Constraint::text` keeps the
-/// attribute and operator spellings (`${attr.rack}`, `is`) the model folds.
+/// A constraint as the user wrote it (the attribute and operator
+/// spellings, `${attr.rack}`, `is`, that the model folds).
 fn constraint(c: &Constraint) -> String {
-    let needs_value = matches!(
+    let mut line = "{".to_string();
+    if !c.attribute.is_empty() {
+        let _ = write!(line, "attribute: {}, ", text(&c.attribute));
+    }
+    let _ = write!(
+        line,
+        "operator: {}",
+        serde_json::to_string(&c.operator_text).expect("a string serializes")
+    );
+    let valueless = matches!(
         c.operator,
-        ConstraintOperator::Equal | ConstraintOperator::NotEqual
+        ConstraintOperator::IsSet
+            | ConstraintOperator::IsNotSet
+            | ConstraintOperator::DistinctHosts
+            | ConstraintOperator::DistinctProperty
     );
-    let head = if needs_value {
-        c.text
-            .strip_suffix(c.value.as_str())
-            .and_then(|s| s.strip_suffix(' '))
-    } else {
-        Some(c.text.as_str())
-    };
-    let (attribute, operator) = head.and_then(|h| h.rsplit_once(' ')).unwrap_or(("", "="));
-    let mut line = format!(
-        "{{attribute: {}, operator: {}",
-        text(attribute),
-        serde_json::to_string(operator).expect("a string serializes")
-    );
-    if needs_value {
+    if !valueless || !c.value.is_empty() {
         let _ = write!(line, ", value: {}", text(&c.value));
     }
-    line.push('}');
     line
 }
 
@@ -355,7 +368,37 @@ fn write_constraints(out: &mut String, indent: &str, constraints: &[Constraint])
     }
     let _ = writeln!(out, "{indent}constraints:");
     for c in constraints {
-        let _ = writeln!(out, "{indent}  - {}", constraint(c));
+        let _ = writeln!(out, "{indent}  - {}}}", constraint(c));
+    }
+}
+
+/// `spread` and `affinity` blocks, as the loader reads them back.
+fn write_preferences(out: &mut String, indent: &str, spreads: &[Spread], affinities: &[Affinity]) {
+    if !spreads.is_empty() {
+        let _ = writeln!(out, "{indent}spread:");
+        for s in spreads {
+            let mut line = format!("{{attribute: {}, weight: {}", text(&s.attribute), s.weight);
+            if !s.targets.is_empty() {
+                let targets: Vec<String> = s
+                    .targets
+                    .iter()
+                    .map(|t| format!("{{value: {}, percent: {}}}", text(&t.value), t.percent))
+                    .collect();
+                let _ = write!(line, ", targets: [{}]", targets.join(", "));
+            }
+            let _ = writeln!(out, "{indent}  - {line}}}");
+        }
+    }
+    if !affinities.is_empty() {
+        let _ = writeln!(out, "{indent}affinity:");
+        for a in affinities {
+            let _ = writeln!(
+                out,
+                "{indent}  - {}, weight: {}}}",
+                constraint(&a.constraint),
+                a.weight
+            );
+        }
     }
 }
 
@@ -366,8 +409,11 @@ fn write_jobs(out: &mut String, scenario: &Scenario) {
     out.push_str("\njobs:\n");
     for job in &scenario.jobs {
         let _ = writeln!(out, "  - id: {}", text(&job.name));
-        if job.kind == JobKind::Batch {
-            out.push_str("    type: batch\n");
+        match job.kind {
+            JobKind::Service => {}
+            JobKind::Batch => out.push_str("    type: batch\n"),
+            JobKind::System => out.push_str("    type: system\n"),
+            JobKind::Sysbatch => out.push_str("    type: sysbatch\n"),
         }
         if job.submit_at != Millis::ZERO {
             let _ = writeln!(out, "    submit_at: {}", duration(job.submit_at));
@@ -380,6 +426,7 @@ fn write_jobs(out: &mut String, scenario: &Scenario) {
             let _ = writeln!(out, "    priority: {}", job.priority);
         }
         write_constraints(out, "    ", &job.constraints);
+        write_preferences(out, "    ", &job.spreads, &job.affinities);
         out.push_str("    groups:\n");
         for group in &job.groups {
             write_group(out, scenario, job.kind, group);
@@ -423,6 +470,7 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
         }
     }
     write_constraints(out, "        ", &group.constraints);
+    write_preferences(out, "        ", &group.spreads, &group.affinities);
     let policy = &group.reschedule;
     let defaults = ReschedulePolicy::default_for(kind);
     if *policy != defaults {
@@ -464,6 +512,29 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
         }
         line.push('}');
         let _ = writeln!(out, "{line}");
+    }
+    // One task without resources per plugin the group runs.
+    let driver = drivers(scenario, group.drivers)
+        .into_iter()
+        .next()
+        .map(text)
+        .unwrap_or_else(|| "docker".to_string());
+    for (i, task) in group.csi_plugins.iter().enumerate() {
+        let kind = match task.kind {
+            CsiPluginType::Node => "node",
+            CsiPluginType::Controller => "controller",
+            CsiPluginType::Monolith => "monolith",
+        };
+        let mut line =
+            format!("          - {{name: plugin{i}, driver: {driver}, cpu: 0, memory: 0");
+        if let Some(run_for) = group.run_for {
+            let _ = write!(line, ", run_for: {}", duration(run_for));
+        }
+        let _ = writeln!(
+            out,
+            "{line}, csi_plugin: {{id: {}, type: {kind}}}}}",
+            text(&scenario.plugins[task.plugin.index()].name)
+        );
     }
 }
 
@@ -552,6 +623,10 @@ fn write_events(out: &mut String, scenario: &Scenario) {
                 node(*id)
             ),
             TimelineAction::StopJob(id) => format!("stop_job: {}", job(*id)),
+            TimelineAction::PluginControllerHealth { plugin, healthy } => format!(
+                "plugin_controller_health: {{plugin: {}, healthy: {healthy}}}",
+                text(&scenario.plugins[plugin.index()].name)
+            ),
             TimelineAction::NodeDrainSpec(id, spec) => format!(
                 "node_drain: {{node: {}, deadline: {}, ignore_system_jobs: {}}}",
                 node(*id),

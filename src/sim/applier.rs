@@ -186,8 +186,9 @@ impl Simulation<'_> {
             state.reserved_counts.add(mode);
             count_up(&mut state.reserved_caps, claim);
         }
+        let slot = self.slot_key(placement.group, placement.index, placement.node);
         let job = &mut self.jobs[placement.group.job.index()];
-        job.latest[placement.group.group_index()].insert(placement.index, id);
+        job.latest[placement.group.group_index()].insert(slot, id);
         self.metrics.placed += 1;
         let detail = match placement.previous {
             Some(previous) if placement.reschedule => {

@@ -181,8 +181,24 @@ impl Simulation<'_> {
                 .volume(volume)
                 .detail(mode.name())
         });
+        // The server writes the claim, then makes the controller publish it.
+        if let Err(error) = self.controller_publish(volume) {
+            let step = self
+                .volume_step(id, AllocState::Publishing)
+                .expect("the allocation is publishing");
+            self.claim_refused(&step, &error);
+            let volume_name = &self.scenario.volumes[volume.index()].name;
+            let failure = format!("could not claim volume {volume_name}: {error}");
+            self.finish_alloc(id, AllocState::Failed, &failure);
+            return;
+        }
         let plugin = &self.scenario.plugins[self.scenario.volumes[volume.index()].plugin.index()];
-        self.after(plugin.publish_latency, Event::PublishDone(id));
+        let latency = if plugin.controller_required {
+            plugin.controller_publish_latency + plugin.publish_latency
+        } else {
+            plugin.publish_latency
+        };
+        self.after(latency, Event::PublishDone(id));
     }
 
     /// The node plugin finished publishing: an enforcing plugin refuses a
@@ -199,6 +215,12 @@ impl Simulation<'_> {
             node,
             ..
         } = step;
+        // The client mounts through its node plugin, which must be there.
+        if let Some(problem) = self.node_plugin_problem(node, volume) {
+            let detail = format!("failed to mount volume: {problem}");
+            self.finish_alloc(id, AllocState::Failed, &detail);
+            return;
+        }
         let volume_spec = &self.scenario.volumes[volume.index()];
         let plugin = &self.scenario.plugins[volume_spec.plugin.index()];
         let state = &self.volumes[volume.index()];
@@ -323,6 +345,7 @@ impl Simulation<'_> {
         let alloc = &mut self.allocs[id.index()];
         assert!(alloc.is_live(), "alloc #{} finished twice", id.0);
         let was_running = alloc.state == AllocState::Running;
+        let was_healthy = alloc.healthy_at.is_some();
         alloc.state = terminal;
         self.on_alloc_unhealthy(id);
         let alloc = &mut self.allocs[id.index()];
@@ -383,8 +406,13 @@ impl Simulation<'_> {
                 .detail(detail)
         });
         self.refresh_group(group);
-        if terminal == AllocState::Failed {
-            // Nomad creates an evaluation when an allocation fails.
+        if was_healthy {
+            self.plugin_alloc_unhealthy(id);
+        }
+        if terminal == AllocState::Failed && !self.scenario.jobs[group.job.index()].is_system() {
+            // Nomad creates an evaluation when an allocation fails and may
+            // be rescheduled; a system job has no reschedule policy, so its
+            // failed allocation waits for the job's next evaluation.
             self.enqueue_eval(group.job);
         }
         self.unblock_class(node);
@@ -505,6 +533,9 @@ impl Simulation<'_> {
     /// The volume watcher detached the volume from the node's controller:
     /// a volume a down node never unpublished is unpublished now.
     pub(super) fn controller_detach(&mut self, id: AllocId, volume: VolumeId) {
+        if !self.controller_can_detach(id, volume) {
+            return;
+        }
         self.detach(id, volume, ClaimState::ControllerDetached);
         self.after(
             self.scenario.cluster.claim_free_latency,

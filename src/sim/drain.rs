@@ -76,8 +76,13 @@ impl Simulation<'_> {
     /// Whether the drainer leaves `job` for last: system jobs, and from 1.3
     /// jobs that run a CSI plugin.
     fn drained_last(&self, job: JobId) -> bool {
-        match self.scenario.jobs[job.index()].kind {
-            JobKind::Service | JobKind::Batch => false,
+        let spec = &self.scenario.jobs[job.index()];
+        match spec.kind {
+            JobKind::System => true,
+            JobKind::Service | JobKind::Batch | JobKind::Sysbatch => {
+                self.policy.nomad().drains_plugin_jobs_last()
+                    && spec.groups.iter().any(|g| !g.csi_plugins.is_empty())
+            }
         }
     }
 
@@ -225,7 +230,8 @@ impl Simulation<'_> {
             .copied()
             .filter(|&id| !self.marked(id))
             .filter(|&id| {
-                !spec.ignore_system_jobs || !self.drained_last(self.allocs[id.index()].group.job)
+                let job = self.allocs[id.index()].group.job;
+                !spec.ignore_system_jobs || self.scenario.jobs[job.index()].kind != JobKind::System
             })
             .collect()
     }

@@ -6,9 +6,8 @@ use std::collections::BTreeMap;
 
 use crate::model::access::{ClaimCounts, ClaimMode, Refusal, admit};
 use crate::model::ids::{GroupRef, NodeId, PluginId, VolumeId};
-use crate::model::scenario::{
-    Constraint, ConstraintOperator, ConstraintTarget, NodeSpec, Scenario,
-};
+use crate::model::policy::NomadVersion;
+use crate::model::scenario::{Constraint, NodeSpec, Scenario};
 
 /// Why a node was filtered out. Ids, not names: rendering happens once, at
 /// the edge, with [`FilterReason::describe`].
@@ -49,6 +48,22 @@ pub enum FilterReason {
     /// Plan-aware: the volume is, or will be, claimed in another access or
     /// attachment mode (the fix's own words, not Nomad's).
     CsiModeConflict(VolumeId),
+    /// The node already runs (or the plan places) an allocation of the job,
+    /// or of the group, under a distinct_hosts constraint.
+    DistinctHosts,
+    /// A distinct_property constraint (its index as for `Constraint`): the
+    /// node's value is used by `used` allocations, the allowed count.
+    DistinctProperty {
+        group: GroupRef,
+        index: usize,
+        value: String,
+        used: u64,
+    },
+    /// The node lacks the distinct_property constraint's attribute.
+    DistinctPropertyMissing {
+        group: GroupRef,
+        index: usize,
+    },
 }
 
 impl FilterReason {
@@ -112,6 +127,20 @@ impl FilterReason {
                 "CSI volume {} is claimed in another access or attachment mode",
                 volume(v)
             ),
+            FilterReason::DistinctHosts => "distinct_hosts".to_string(),
+            FilterReason::DistinctProperty {
+                group,
+                index,
+                value,
+                used,
+            } => format!(
+                "distinct_property: {}={value} used by {used} allocs",
+                constraint_at(scenario, *group, *index).attribute
+            ),
+            FilterReason::DistinctPropertyMissing { group, index } => format!(
+                "missing property {:?}",
+                constraint_at(scenario, *group, *index).attribute
+            ),
         }
     }
 
@@ -122,6 +151,16 @@ impl FilterReason {
             Refusal::NoFreeWriterClaims => FilterReason::CsiNoWriterClaims(volume),
         }
     }
+}
+
+/// A constraint by its index in the job's then the group's list.
+fn constraint_at(scenario: &Scenario, group: GroupRef, index: usize) -> &Constraint {
+    let job = &scenario.jobs[group.job.index()];
+    job.constraints
+        .iter()
+        .chain(job.groups[group.group_index()].constraints.iter())
+        .nth(index)
+        .expect("constraint index is valid")
 }
 
 /// The reason most nodes were filtered for (ties: the first in check order).
@@ -187,20 +226,20 @@ impl PlacementFailure {
     }
 }
 
-/// Whether a node satisfies one constraint.
+/// Whether a node satisfies one constraint (2.0.5's operators: where the
+/// releases differ, the scheduler asks [`constraint_holds_at`]).
 pub fn constraint_holds(constraint: &Constraint, node: &NodeSpec) -> bool {
-    let actual: Option<&str> = match &constraint.target {
-        ConstraintTarget::Attribute(key) => node.attributes.get(key).map(String::as_str),
-        ConstraintTarget::Datacenter => Some(node.datacenter.as_str()),
-        ConstraintTarget::NodeClass => Some(node.node_class.as_str()),
-        ConstraintTarget::NodeName => Some(node.name.as_str()),
-    };
-    match constraint.operator {
-        ConstraintOperator::Equal => actual == Some(constraint.value.as_str()),
-        ConstraintOperator::NotEqual => actual != Some(constraint.value.as_str()),
-        ConstraintOperator::IsSet => actual.is_some(),
-        ConstraintOperator::IsNotSet => actual.is_none(),
-    }
+    constraint_holds_at(constraint, node, NomadVersion::V2_0_5)
+}
+
+/// Whether a node satisfies one constraint, as `version` checks it.
+pub fn constraint_holds_at(
+    constraint: &Constraint,
+    node: &NodeSpec,
+    version: NomadVersion,
+) -> bool {
+    let actual = super::placement::target_value(&constraint.target, node);
+    super::placement::operator_holds(constraint, actual, version)
 }
 
 /// The plan-aware check: the exact access-mode rule over every claim that is

@@ -49,6 +49,7 @@ impl Simulation<'_> {
         let group = alloc.group;
         self.jobs[group.job.index()].healthy[group.group_index()] += 1;
         self.refresh_availability(group);
+        self.plugin_alloc_healthy(id);
     }
 
     /// A healthy allocation is no longer (it left running).

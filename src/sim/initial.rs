@@ -41,7 +41,8 @@ impl Simulation<'_> {
             for volume in self.counted_sources(group) {
                 count_up(&mut self.nodes[node.index()].counted_volumes, volume);
             }
-            self.jobs[group.job.index()].latest[group.group_index()].insert(index, id);
+            let slot = self.slot_key(group, index, node);
+            self.jobs[group.job.index()].latest[group.group_index()].insert(slot, id);
             let state = if initial.running {
                 for (&(volume, mode), &claim) in volumes.iter().zip(&claim_modes) {
                     self.hold_initial_claim(id, group.job, node, volume, mode, claim);

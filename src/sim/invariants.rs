@@ -224,5 +224,6 @@ impl Simulation<'_> {
                 "volume {name} violation tracking"
             );
         }
+        self.check_plugin_invariants();
     }
 }

@@ -13,12 +13,15 @@ pub mod feasibility;
 mod health;
 mod initial;
 mod invariants;
+mod placement;
+mod plugins;
 pub mod rank;
 pub mod reschedule;
 mod scheduler;
 mod seen;
 mod stall;
 pub mod state;
+mod system_sched;
 mod timeline;
 pub mod trace;
 
@@ -214,6 +217,10 @@ struct Simulation<'s> {
     /// For each blocked job, its evaluation's class eligibility (Nomad's
     /// ClassEligibility; `None`: not seen) and whether it escaped.
     blocked_classes: BTreeMap<JobId, (bool, Vec<Option<bool>>)>,
+    /// Each plugin's controller (see plugins.rs).
+    controllers: Vec<plugins::ControllerState>,
+    /// Claims whose ControllerUnpublish waits for a healthy controller.
+    awaiting_controller: BTreeSet<(VolumeId, AllocId)>,
     /// Disconnected clients and their allocations.
     disconnects: disconnect::Disconnects,
     /// Nodes being drained with a drain strategy, and pending marks.
@@ -238,6 +245,8 @@ impl<'s> Simulation<'s> {
                 published_volumes: Default::default(),
                 counted_volumes: Default::default(),
                 down_since: Millis::ZERO,
+                plugin_present: spec.csi_plugins.iter().map(|p| !p.from_job).collect(),
+                plugin_providers: vec![0; spec.csi_plugins.len()],
                 disconnected_at: None,
             })
             .collect();
@@ -301,6 +310,15 @@ impl<'s> Simulation<'s> {
             max_plans_blocked: Default::default(),
             unblock_failed_scheduled: false,
             blocked_classes: Default::default(),
+            controllers: scenario
+                .plugins
+                .iter()
+                .map(|p| plugins::ControllerState {
+                    healthy: p.controller_healthy,
+                    running: 0,
+                })
+                .collect(),
+            awaiting_controller: Default::default(),
             disconnects: Default::default(),
             drains: Default::default(),
         }
@@ -415,11 +433,13 @@ impl<'s> Simulation<'s> {
                 self.metrics.violation_time += horizon - since;
             }
         }
+        // A system or sysbatch job's allocations are not in `desired`.
         self.metrics.desired = self
             .jobs
             .iter()
-            .filter(|job| job.status == JobStatus::Registered)
-            .flat_map(|job| job.counts.iter())
+            .zip(&self.scenario.jobs)
+            .filter(|(job, spec)| job.status == JobStatus::Registered && !spec.is_system())
+            .flat_map(|(job, _)| job.counts.iter())
             .map(|&count| u64::from(count))
             .sum();
         self.metrics.running = self
@@ -450,7 +470,8 @@ impl<'s> Simulation<'s> {
         let any_live = self
             .jobs
             .iter()
-            .any(|job| job.status == JobStatus::Registered);
+            .zip(&self.scenario.jobs)
+            .any(|(job, spec)| job.status == JobStatus::Registered && !spec.is_system());
         if any_live && self.unsatisfied_groups == 0 {
             self.metrics.first_full = Some(self.now());
         }
@@ -459,10 +480,12 @@ impl<'s> Simulation<'s> {
     /// Re-derives whether a group is fully placed and keeps the count of
     /// unsatisfied groups in step.
     fn refresh_group(&mut self, group: GroupRef) {
-        let batch = self.scenario.jobs[group.job.index()].is_batch();
+        let spec = &self.scenario.jobs[group.job.index()];
+        let (batch, system) = (spec.is_batch(), spec.is_system());
         let job = &mut self.jobs[group.job.index()];
         let g = group.group_index();
-        let satisfied = job.status != JobStatus::Registered || {
+        // A system job's groups never hold up full placement (`first_full_s`).
+        let satisfied = job.status != JobStatus::Registered || system || {
             let done = job.running[g] + if batch { job.complete[g] } else { 0 };
             done >= job.counts[g]
         };

@@ -77,6 +77,12 @@ pub fn score_limit(candidates: usize, batch: bool) -> usize {
     ceil_log2.max(2)
 }
 
+/// The limit when the group has spread or affinity (stack.go Select, both
+/// releases): the group's count, at least 100.
+pub fn preference_limit(count: u32) -> usize {
+    (count as usize).max(100)
+}
+
 /// Nodes scoring at or below this are set aside (at most [`MAX_SKIP`]) in the
 /// hope of better ones, and used only if too few others are found.
 pub const SKIP_THRESHOLD: f64 = 0.0;

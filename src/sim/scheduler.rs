@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::claims::{write_claims_exhausted, write_schedulable};
 use super::feasibility::{
-    FilterReason, PlacementFailure, constraint_holds, plan_aware_claim_check, top_reason,
+    FilterReason, PlacementFailure, constraint_holds_at, plan_aware_claim_check, top_reason,
 };
 use super::rank::{self, MAX_SKIP, SKIP_THRESHOLD};
 use super::reschedule::{RESCHEDULE_WINDOW, followup_windows, reschedule_eligible};
@@ -66,7 +66,7 @@ struct Want {
 
 /// What the plan under construction already proposes, on top of the snapshot.
 #[derive(Default)]
-struct PlanContext {
+pub(super) struct PlanContext {
     /// Candidate nodes in this evaluation's shuffled order.
     order: Vec<NodeId>,
     /// Where the next placement starts looking (Nomad's iterator offset).
@@ -74,7 +74,7 @@ struct PlanContext {
     /// CPU and memory the plan proposes on each node (indexed by node).
     resources: Vec<(u64, u64)>,
     group_on_node: BTreeMap<(NodeId, GroupRef), u32>,
-    claims: BTreeMap<VolumeId, ClaimCounts>,
+    pub(super) claims: BTreeMap<VolumeId, ClaimCounts>,
     /// The mode the plan's first placement on each volume claims in.
     modes: BTreeMap<VolumeId, Capability>,
     node_volumes: BTreeMap<NodeId, BTreeSet<VolumeId>>,
@@ -86,6 +86,11 @@ struct PlanContext {
     group_classes: Vec<Option<bool>>,
     /// Set when 1.2.6's wrapper ends the node iteration early.
     stop_iterating: bool,
+    /// Spread, affinity and distinct_* state (only for jobs that have them).
+    preferences: Option<Box<super::placement::Preferences>>,
+    /// The limit a group with spread or affinity raised: Nomad's stack keeps
+    /// it for the rest of the evaluation.
+    raised_limit: Option<usize>,
     /// The final score of the node the last placement chose.
     chosen_score: f64,
 }
@@ -130,7 +135,9 @@ fn escapes(constraints: &[Constraint]) -> bool {
     constraints.iter().any(|c| match &c.target {
         ConstraintTarget::NodeName => true,
         ConstraintTarget::Attribute(key) => key.starts_with("unique."),
-        ConstraintTarget::Datacenter | ConstraintTarget::NodeClass => false,
+        ConstraintTarget::Datacenter | ConstraintTarget::NodeClass | ConstraintTarget::Unset => {
+            false
+        }
     })
 }
 
@@ -147,20 +154,16 @@ impl Simulation<'_> {
             plan.stops = self.live_allocs_of(job).collect();
             return plan;
         }
+        if self.scenario.jobs[job.index()].is_system() {
+            return self.schedule_system(plan);
+        }
         let wants = self.reconcile(job, &mut plan.stops);
         if wants.is_empty() {
             return plan;
         }
-        let mut ctx = PlanContext {
-            order: self.candidate_nodes(job),
-            resources: vec![(0, 0); self.nodes.len()],
-            job_classes: vec![None; self.class_count],
-            group_classes: vec![
-                None;
-                self.class_count * self.scenario.jobs[job.index()].groups.len()
-            ],
-            ..PlanContext::default()
-        };
+        let order = self.candidate_nodes(job);
+        let mut ctx = self.plan_context(job, order);
+        ctx.preferences = self.preferences(job, &plan.stops);
         let mut failures: BTreeMap<GroupRef, PlacementFailure> = BTreeMap::new();
         for want in wants {
             // generic_sched.go computePlacements: once a group failed to
@@ -252,11 +255,29 @@ impl Simulation<'_> {
         plan
     }
 
+    /// An empty plan context for an evaluation of `job` over `order`.
+    pub(super) fn plan_context(&self, job: JobId, order: Vec<NodeId>) -> PlanContext {
+        PlanContext {
+            order,
+            resources: vec![(0, 0); self.nodes.len()],
+            job_classes: vec![None; self.class_count],
+            group_classes: vec![
+                None;
+                self.class_count * self.scenario.jobs[job.index()].groups.len()
+            ],
+            ..PlanContext::default()
+        }
+    }
+
     /// The evaluation's class eligibility as a blocked evaluation keeps it
     /// (EvalEligibility.GetClasses: eligible for any group wins over
     /// ineligible; the job's constraints failing makes it ineligible), and
     /// whether a constraint escaped the classes (EvalEligibility.HasEscaped).
-    fn class_eligibility(&self, job: JobId, ctx: &PlanContext) -> (bool, Vec<Option<bool>>) {
+    pub(super) fn class_eligibility(
+        &self,
+        job: JobId,
+        ctx: &PlanContext,
+    ) -> (bool, Vec<Option<bool>>) {
         let spec = &self.scenario.jobs[job.index()];
         let count = self.class_count;
         let mut classes = vec![None; count];
@@ -283,7 +304,7 @@ impl Simulation<'_> {
 
     /// Keeps the failures of the latest evaluation of each group, as
     /// `nomad job status` shows them; a group placed in full has none.
-    fn note_placement_failures(
+    pub(super) fn note_placement_failures(
         &mut self,
         job: JobId,
         mut failures: BTreeMap<GroupRef, PlacementFailure>,
@@ -518,7 +539,16 @@ impl Simulation<'_> {
             return Err(BTreeMap::from([(FilterReason::NoNodes, 0)]));
         }
         let batch = self.scenario.jobs[group.job.index()].is_batch();
-        let limit = rank::score_limit(total, batch);
+        if let Some(prefs) = ctx.preferences.as_deref_mut() {
+            // stack.go Select: spread or affinity scores max(count, 100) nodes.
+            if self.prepare_group(prefs, group) {
+                let count = self.jobs[group.job.index()].counts[group.group_index()];
+                ctx.raised_limit = Some(rank::preference_limit(count));
+            }
+        }
+        let limit = ctx
+            .raised_limit
+            .unwrap_or_else(|| rank::score_limit(total, batch));
         let mut filtered: BTreeMap<FilterReason, u32> = BTreeMap::new();
         let mut taken: Vec<(NodeId, f64)> = Vec::with_capacity(limit);
         let mut skipped: Vec<(NodeId, f64)> = Vec::new();
@@ -553,7 +583,7 @@ impl Simulation<'_> {
     /// drivers and constraints (both cached per computed class for the
     /// evaluation, unless a constraint escapes the class), then the CSI
     /// volumes (never cached), then resources.
-    fn score_node(
+    pub(super) fn score_node(
         &self,
         ctx: &mut PlanContext,
         node: NodeId,
@@ -576,7 +606,7 @@ impl Simulation<'_> {
                 let failed = job_spec
                     .constraints
                     .iter()
-                    .position(|c| !constraint_holds(c, node_spec));
+                    .position(|c| !constraint_holds_at(c, node_spec, self.policy.nomad()));
                 if !job_escaped {
                     ctx.job_classes[class as usize] = Some(failed.is_none());
                 }
@@ -608,7 +638,7 @@ impl Simulation<'_> {
                     group_spec
                         .constraints
                         .iter()
-                        .position(|c| !constraint_holds(c, node_spec))
+                        .position(|c| !constraint_holds_at(c, node_spec, self.policy.nomad()))
                         .map(|i| FilterReason::Constraint {
                             group,
                             index: job_spec.constraints.len() + i,
@@ -624,6 +654,13 @@ impl Simulation<'_> {
                 self.check_volumes(ctx, node, group, volumes)?;
             }
         }
+        if let Some(prefs) = ctx.preferences.as_deref() {
+            // The distinct_hosts and distinct_property iterators follow the
+            // feasibility wrapper, before bin-packing.
+            self.check_distinct(prefs, node, group, |g| {
+                ctx.group_on_node.get(&(node, g)).copied().unwrap_or(0)
+            })?;
+        }
         let (plan_cpu, plan_memory) = ctx.resources[node.index()];
         let used_cpu = node_state.used_cpu + plan_cpu + group_spec.cpu;
         let used_memory = node_state.used_memory + plan_memory + group_spec.memory;
@@ -634,7 +671,7 @@ impl Simulation<'_> {
             return Err(FilterReason::MemoryExhausted);
         }
 
-        let mut scores = [0.0; 3];
+        let mut scores = [0.0; 5];
         let mut appended = 0;
         let fitness = match self.scenario.cluster.scheduler_algorithm {
             SchedulerAlgorithm::Binpack => rank::binpack_score,
@@ -652,6 +689,12 @@ impl Simulation<'_> {
         if penalty.contains(&node) {
             scores[appended] = rank::RESCHEDULE_PENALTY;
             appended += 1;
+        }
+        if let Some(prefs) = ctx.preferences.as_deref_mut() {
+            self.preference_scores(prefs, node, group, |score| {
+                scores[appended] = score;
+                appended += 1;
+            });
         }
         Ok(rank::final_score(&scores[..appended]))
     }
@@ -713,6 +756,9 @@ impl Simulation<'_> {
         else {
             return Err(FilterReason::CsiPluginMissing { plugin, node });
         };
+        if !node_state.plugin_present[slot] {
+            return Err(FilterReason::CsiPluginMissing { plugin, node });
+        }
         if !node_state.plugin_healthy[slot] {
             return Err(FilterReason::CsiPluginUnhealthy { plugin, node });
         }
@@ -727,6 +773,14 @@ impl Simulation<'_> {
             && !volume_spec.topologies.contains(&node_spec.topology)
         {
             return Err(FilterReason::CsiTopology);
+        }
+        // A volume whose plugin needs a controller and has no healthy one
+        // is not Schedulable: ReadSchedulable and WriteSchedulable fail.
+        if self.controller_missing(plugin) {
+            return Err(match mode {
+                ClaimMode::Read => FilterReason::CsiNoReaderClaims(volume),
+                ClaimMode::Write => FilterReason::CsiReadOnly(volume),
+            });
         }
         let state = &self.volumes[volume.index()];
         if mode == ClaimMode::Write && !write_schedulable(state.claimed_mode, volume_spec) {
@@ -789,7 +843,7 @@ impl Simulation<'_> {
         self.count_of_plugin(attached.iter(), plugin) <= max_volumes
     }
 
-    fn propose(
+    pub(super) fn propose(
         &self,
         ctx: &mut PlanContext,
         node: NodeId,
@@ -802,6 +856,9 @@ impl Simulation<'_> {
         entry.0 += spec.cpu;
         entry.1 += spec.memory;
         *ctx.group_on_node.entry((node, group)).or_default() += 1;
+        if let Some(prefs) = ctx.preferences.as_deref_mut() {
+            self.note_proposed(prefs, node, group);
+        }
         for (&(volume, mode), &claim) in volumes.iter().zip(claim_modes) {
             ctx.claims.entry(volume).or_default().add(mode);
             ctx.modes.entry(volume).or_insert(claim);

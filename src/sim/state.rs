@@ -48,6 +48,13 @@ pub struct NodeState {
     pub counted_volumes: BTreeMap<VolumeId, u32>,
     /// When the node last went down (Nomad's node GC measures from it).
     pub down_since: Millis,
+    /// Whether each node plugin has registered here (parallel to
+    /// `plugin_healthy`): a declared one always has; a plugin job's slot
+    /// once one of its allocations ran here (then it stays, unhealthy,
+    /// after the allocation stops, as Nomad's last fingerprint leaves it).
+    pub plugin_present: Vec<bool>,
+    /// Running plugin-job allocations providing each node plugin here.
+    pub plugin_providers: Vec<u32>,
     /// When the client lost its servers (`node_disconnect`), while it has
     /// not reached them again: it sends no heartbeats and no updates.
     pub disconnected_at: Option<Millis>,

@@ -116,6 +116,7 @@ impl Simulation<'_> {
                 self.record(|t| TraceRecord::new(t, TraceKind::NodeUp).node(node));
                 self.node_back_up(node);
                 self.unblock_class(node);
+                self.evaluate_system_jobs();
             }
             TimelineAction::NodeDrain(node) => {
                 self.nodes[node.index()].eligible = false;
@@ -172,6 +173,9 @@ impl Simulation<'_> {
                 if healthy {
                     self.unblock_class(node);
                 }
+            }
+            TimelineAction::PluginControllerHealth { plugin, healthy } => {
+                self.set_controller_health(plugin, healthy);
             }
             TimelineAction::NodeDisconnect(node) => self.node_disconnect(node),
             TimelineAction::NodeReconnect(node) => self.node_reconnect(node),

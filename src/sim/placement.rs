@@ -1,0 +1,559 @@
+//! Placement preferences, after Nomad's scheduler/feasible.go
+//! (DistinctHostsIterator, DistinctPropertyIterator, the constraint
+//! operators), scheduler/propertyset.go, scheduler/spread.go
+//! (SpreadIterator) and scheduler/rank.go (NodeAffinityIterator).
+//!
+//! A job with none of spread, affinity, distinct_hosts or
+//! distinct_property never builds a [`Preferences`]: the scheduler's hot
+//! path only tests an `Option`. Scores use IEEE basic arithmetic only.
+
+use std::collections::BTreeMap;
+
+use super::Simulation;
+use super::feasibility::FilterReason;
+use crate::model::ids::{AllocId, GroupRef, JobId, NodeId};
+use crate::model::policy::NomadVersion;
+use crate::model::scenario::{
+    Constraint, ConstraintOperator, ConstraintTarget, Matcher, NodeSpec, Spread,
+};
+use crate::model::version::Version;
+
+/// The value a constraint, spread or affinity target has on a node.
+pub fn target_value<'n>(target: &ConstraintTarget, node: &'n NodeSpec) -> Option<&'n str> {
+    match target {
+        ConstraintTarget::Attribute(key) => node.attributes.get(key).map(String::as_str),
+        ConstraintTarget::Datacenter => Some(node.datacenter.as_str()),
+        ConstraintTarget::NodeClass => Some(node.node_class.as_str()),
+        ConstraintTarget::NodeName => Some(node.name.as_str()),
+        ConstraintTarget::Unset => None,
+    }
+}
+
+/// Nomad's checkConstraint for one operator, given the node's value.
+pub fn operator_holds(c: &Constraint, actual: Option<&str>, version: NomadVersion) -> bool {
+    let value = c.value.as_str();
+    match c.operator {
+        ConstraintOperator::Equal => actual == Some(value),
+        // 2.0.5 resolves a missing attribute to "" before comparing.
+        ConstraintOperator::NotEqual => match version {
+            NomadVersion::V1_2_6 => actual != Some(value),
+            NomadVersion::V2_0_5 => actual.unwrap_or("") != value,
+        },
+        ConstraintOperator::IsSet => actual.is_some(),
+        ConstraintOperator::IsNotSet => actual.is_none(),
+        ConstraintOperator::Less
+        | ConstraintOperator::LessEqual
+        | ConstraintOperator::Greater
+        | ConstraintOperator::GreaterEqual => {
+            actual.is_some_and(|a| ordered(c.operator, a, value, version))
+        }
+        ConstraintOperator::Regexp => match (&c.matcher, actual) {
+            (Matcher::Regexp(re), Some(a)) => re.is_match(a),
+            _ => false,
+        },
+        ConstraintOperator::Version | ConstraintOperator::Semver => match (&c.matcher, actual) {
+            (Matcher::Version(constraints), Some(a)) => {
+                Version::parse(a, true).is_some_and(|v| constraints.check(&v))
+            }
+            _ => false,
+        },
+        ConstraintOperator::SetContainsAll => {
+            actual.is_some_and(|a| value.split(',').all(|r| set_of(a).any(|l| l == r.trim())))
+        }
+        ConstraintOperator::SetContainsAny => {
+            actual.is_some_and(|a| value.split(',').any(|r| set_of(a).any(|l| l == r.trim())))
+        }
+        // Their own iterators check these; the constraint checker passes them.
+        ConstraintOperator::DistinctHosts | ConstraintOperator::DistinctProperty => true,
+    }
+}
+
+fn set_of(list: &str) -> impl Iterator<Item = &str> {
+    list.split(',').map(str::trim)
+}
+
+/// `<`, `<=`, `>`, `>=`: 1.2.6 compares strings; 2.0.5 integers if both
+/// parse, else floats if both parse, else strings.
+fn ordered(op: ConstraintOperator, left: &str, right: &str, version: NomadVersion) -> bool {
+    use std::cmp::Ordering;
+    let order: Option<Ordering> = match version {
+        NomadVersion::V1_2_6 => Some(left.cmp(right)),
+        NomadVersion::V2_0_5 => match (left.parse::<i64>(), right.parse::<i64>()) {
+            (Ok(l), Ok(r)) => Some(l.cmp(&r)),
+            _ => match (left.parse::<f64>(), right.parse::<f64>()) {
+                // NaN compares false whichever way, as in Go.
+                (Ok(l), Ok(r)) => l.partial_cmp(&r),
+                _ => Some(left.cmp(right)),
+            },
+        },
+    };
+    let Some(order) = order else {
+        return false;
+    };
+    match op {
+        ConstraintOperator::Less => order == Ordering::Less,
+        ConstraintOperator::LessEqual => order != Ordering::Greater,
+        ConstraintOperator::Greater => order == Ordering::Greater,
+        _ => order != Ordering::Less,
+    }
+}
+
+/// Nomad's propertySet: how many allocations (of the job, or of one group)
+/// use each value of an attribute, counting the cluster's live allocations,
+/// the plan's placements and the plan's stops.
+struct PropertySet {
+    target: ConstraintTarget,
+    /// `None`: every group of the job (a job-level distinct_property).
+    group: Option<GroupRef>,
+    /// 2.0.5 spreads: values not among the targets count together as "*".
+    targets: Option<Vec<String>>,
+    existing: BTreeMap<String, u64>,
+    proposed: BTreeMap<String, u64>,
+    cleared: BTreeMap<String, u64>,
+}
+
+const IMPLICIT_TARGET: &str = "*";
+
+impl PropertySet {
+    fn key<'v>(&self, value: &'v str) -> &'v str {
+        match &self.targets {
+            Some(targets) if !targets.iter().any(|t| t == value) => IMPLICIT_TARGET,
+            _ => value,
+        }
+    }
+
+    /// Counts an allocation of `group` on `node` in one of the maps, if
+    /// the set covers the group and the node has the attribute.
+    fn tally(&mut self, which: Which, group: GroupRef, node: &NodeSpec) {
+        if !self.covers(group) {
+            return;
+        }
+        let Some(value) = target_value(&self.target, node) else {
+            return;
+        };
+        let key = self.key(value).to_string();
+        let map = match which {
+            Which::Existing => &mut self.existing,
+            Which::Proposed => &mut self.proposed,
+            Which::Cleared => &mut self.cleared,
+        };
+        *map.entry(key).or_default() += 1;
+    }
+
+    fn covers(&self, group: GroupRef) -> bool {
+        self.group.is_none_or(|g| g == group)
+    }
+
+    /// GetCombinedUseMap's count for one (targeted) value: existing plus
+    /// proposed, less the plan's stops (never below zero). PopulateProposed
+    /// first takes one off a stop count above one for a value the plan
+    /// also places on, and keeps a count of one as it is.
+    fn used(&self, key: &str) -> Option<u64> {
+        let existing = self.existing.get(key).copied();
+        let proposed = self.proposed.get(key).copied();
+        if existing.is_none() && proposed.is_none() {
+            return None;
+        }
+        let combined = existing.unwrap_or(0) + proposed.unwrap_or(0);
+        let cleared = match self.cleared.get(key).copied() {
+            Some(c) if proposed.is_some() && c > 1 => c - 1,
+            Some(c) => c,
+            None => 0,
+        };
+        Some(combined.saturating_sub(cleared))
+    }
+
+    /// Every value with a use count (for the even spread).
+    fn combined(&self) -> impl Iterator<Item = u64> + '_ {
+        let mut keys: Vec<&String> = self.existing.keys().chain(self.proposed.keys()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.into_iter().filter_map(|k| self.used(k))
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Which {
+    Existing,
+    Proposed,
+    Cleared,
+}
+
+/// What a spread block asks of one value: its desired count.
+struct SpreadInfo {
+    weight: u8,
+    desired: BTreeMap<String, f64>,
+}
+
+/// A group's spread and distinct_property state, built the first time the
+/// evaluation places the group (Nomad's SetTaskGroup).
+struct GroupPreferences {
+    /// One per spread block, the job's first.
+    spread_sets: Vec<PropertySet>,
+    /// Spread details keyed by the attribute as written: a group block and
+    /// a job block on the same attribute share the later (the job's) entry.
+    spread_info: BTreeMap<String, SpreadInfo>,
+    /// The spread sets' attributes, parallel to `spread_sets`.
+    spread_attributes: Vec<String>,
+    /// Group-level distinct_property sets, with the constraint's index.
+    property_sets: Vec<(usize, PropertySet)>,
+    distinct_hosts: bool,
+}
+
+/// One evaluation's placement-preference state.
+pub(super) struct Preferences {
+    job: JobId,
+    stops: Vec<AllocId>,
+    /// The plan's placements so far.
+    proposed: Vec<(NodeId, GroupRef)>,
+    job_property_sets: Vec<(usize, PropertySet)>,
+    job_distinct_hosts: bool,
+    groups: Vec<Option<GroupPreferences>>,
+    /// Nomad's sumSpreadWeights: it accumulates over every group the
+    /// evaluation sets up, job-level spreads counted once per group.
+    spread_weight_sum: i32,
+    /// 2.0.5's lowestSpreadBoost (starts at -1 for each evaluation).
+    lowest_boost: f64,
+}
+
+/// Whether a distinct_hosts constraint is on: the first one in the list
+/// decides. 1.2.6 enforces it whatever its value; 2.0.5 reads the value as
+/// a boolean (empty or unparsable: on).
+fn distinct_hosts(constraints: &[Constraint], version: NomadVersion) -> bool {
+    constraints
+        .iter()
+        .find(|c| c.operator == ConstraintOperator::DistinctHosts)
+        .is_some_and(|c| match version {
+            NomadVersion::V1_2_6 => true,
+            NomadVersion::V2_0_5 => !matches!(
+                c.value.as_str(),
+                "0" | "f" | "F" | "FALSE" | "false" | "False"
+            ),
+        })
+}
+
+impl Simulation<'_> {
+    /// The evaluation's preference state, if the job has any preference.
+    pub(super) fn preferences(&self, job: JobId, stops: &[AllocId]) -> Option<Box<Preferences>> {
+        let spec = &self.scenario.jobs[job.index()];
+        if !spec.uses_placement_preferences() {
+            return None;
+        }
+        let version = self.policy.nomad();
+        let mut prefs = Preferences {
+            job,
+            stops: stops.to_vec(),
+            proposed: Vec::new(),
+            job_property_sets: Vec::new(),
+            job_distinct_hosts: distinct_hosts(&spec.constraints, version),
+            groups: (0..spec.groups.len()).map(|_| None).collect(),
+            spread_weight_sum: 0,
+            lowest_boost: -1.0,
+        };
+        for (index, c) in spec.constraints.iter().enumerate() {
+            if c.operator == ConstraintOperator::DistinctProperty {
+                let set = self.property_set(&prefs, c.target.clone(), None, None);
+                prefs.job_property_sets.push((index, set));
+            }
+        }
+        Some(Box::new(prefs))
+    }
+
+    fn property_set(
+        &self,
+        prefs: &Preferences,
+        target: ConstraintTarget,
+        group: Option<GroupRef>,
+        targets: Option<Vec<String>>,
+    ) -> PropertySet {
+        let mut set = PropertySet {
+            target,
+            group,
+            targets,
+            existing: BTreeMap::new(),
+            proposed: BTreeMap::new(),
+            cleared: BTreeMap::new(),
+        };
+        let node = |id: NodeId| &self.scenario.nodes[id.index()];
+        let live: Vec<AllocId> = self.jobs[prefs.job.index()]
+            .latest
+            .iter()
+            .flat_map(|slots| slots.values().copied())
+            .filter(|&id| self.allocs[id.index()].is_live())
+            .collect();
+        for id in live {
+            let alloc = &self.allocs[id.index()];
+            set.tally(Which::Existing, alloc.group, node(alloc.node));
+        }
+        for &id in &prefs.stops {
+            let alloc = &self.allocs[id.index()];
+            set.tally(Which::Cleared, alloc.group, node(alloc.node));
+        }
+        for &(n, g) in &prefs.proposed {
+            set.tally(Which::Proposed, g, node(n));
+        }
+        set
+    }
+
+    /// Sets up `group` the first time the evaluation places it; returns
+    /// whether its spread or affinity raises the stack's limit.
+    pub(super) fn prepare_group(&self, prefs: &mut Preferences, group: GroupRef) -> bool {
+        let spec = &self.scenario.jobs[group.job.index()];
+        let group_spec = &spec.groups[group.group_index()];
+        if prefs.groups[group.group_index()].is_none() {
+            let version = self.policy.nomad();
+            let spreads: Vec<&Spread> = spec.spreads.iter().chain(&group_spec.spreads).collect();
+            let spread_sets = spreads
+                .iter()
+                .map(|s| {
+                    let targets = (version == NomadVersion::V2_0_5)
+                        .then(|| s.targets.iter().map(|t| t.value.clone()).collect());
+                    self.property_set(prefs, s.target.clone(), Some(group), targets)
+                })
+                .collect();
+            let count = self.jobs[group.job.index()].counts[group.group_index()];
+            let mut spread_info = BTreeMap::new();
+            for s in group_spec.spreads.iter().chain(&spec.spreads) {
+                let mut desired = BTreeMap::new();
+                let mut sum = 0.0;
+                for t in &s.targets {
+                    let wanted = (f64::from(t.percent) / 100.0) * f64::from(count);
+                    desired.insert(t.value.clone(), wanted);
+                    sum += wanted;
+                }
+                if sum > 0.0 && sum < f64::from(count) {
+                    desired.insert(IMPLICIT_TARGET.to_string(), f64::from(count) - sum);
+                }
+                spread_info.insert(
+                    s.attribute.clone(),
+                    SpreadInfo {
+                        weight: s.weight,
+                        desired,
+                    },
+                );
+                prefs.spread_weight_sum += i32::from(s.weight);
+            }
+            let offset = spec.constraints.len();
+            let property_sets = group_spec
+                .constraints
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.operator == ConstraintOperator::DistinctProperty)
+                .map(|(i, c)| {
+                    (
+                        offset + i,
+                        self.property_set(prefs, c.target.clone(), Some(group), None),
+                    )
+                })
+                .collect();
+            prefs.groups[group.group_index()] = Some(GroupPreferences {
+                spread_sets,
+                spread_info,
+                spread_attributes: spreads.iter().map(|s| s.attribute.clone()).collect(),
+                property_sets,
+                distinct_hosts: distinct_hosts(&group_spec.constraints, version),
+            });
+        }
+        !spec.spreads.is_empty()
+            || !spec.affinities.is_empty()
+            || !group_spec.spreads.is_empty()
+            || !group_spec.affinities.is_empty()
+    }
+
+    /// The distinct_hosts, then the distinct_property iterator.
+    pub(super) fn check_distinct(
+        &self,
+        prefs: &Preferences,
+        node: NodeId,
+        group: GroupRef,
+        proposed_here: impl Fn(GroupRef) -> u32,
+    ) -> Result<(), FilterReason> {
+        let state = prefs.groups[group.group_index()]
+            .as_ref()
+            .expect("group prepared");
+        let spec = &self.scenario.jobs[group.job.index()];
+        if prefs.job_distinct_hosts || state.distinct_hosts {
+            // Nomad's ProposedAllocs: the node's live allocations, less the
+            // plan's stops there, plus the plan's placements there.
+            let groups = 0..spec.groups.len();
+            let collides = groups.map(|g| GroupRef::new(group.job, g)).any(|g| {
+                if !(prefs.job_distinct_hosts || g == group) {
+                    return false;
+                }
+                let live = self.nodes[node.index()]
+                    .group_allocs
+                    .get(&g)
+                    .copied()
+                    .unwrap_or(0);
+                let stopped = prefs
+                    .stops
+                    .iter()
+                    .filter(|id| {
+                        let a = &self.allocs[id.index()];
+                        a.node == node && a.group == g
+                    })
+                    .count() as u32;
+                live.saturating_sub(stopped) + proposed_here(g) > 0
+            });
+            if collides {
+                return Err(FilterReason::DistinctHosts);
+            }
+        }
+        let node_spec = &self.scenario.nodes[node.index()];
+        for (index, set) in prefs.job_property_sets.iter().chain(&state.property_sets) {
+            let constraint = if *index < spec.constraints.len() {
+                &spec.constraints[*index]
+            } else {
+                &spec.groups[group.group_index()].constraints[index - spec.constraints.len()]
+            };
+            let Some(value) = target_value(&set.target, node_spec) else {
+                return Err(FilterReason::DistinctPropertyMissing {
+                    group,
+                    index: *index,
+                });
+            };
+            let used = set.used(set.key(value)).unwrap_or(0);
+            let allowed = match constraint.matcher {
+                Matcher::AllowedCount(n) => n,
+                _ => 1,
+            };
+            if used >= allowed {
+                return Err(FilterReason::DistinctProperty {
+                    group,
+                    index: *index,
+                    value: value.to_string(),
+                    used,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The affinity score (appended if the group has affinities: in 1.2.6
+    /// only when not zero), then the spread score (appended when not zero).
+    pub(super) fn preference_scores(
+        &self,
+        prefs: &mut Preferences,
+        node: NodeId,
+        group: GroupRef,
+        mut push: impl FnMut(f64),
+    ) {
+        let spec = &self.scenario.jobs[group.job.index()];
+        let group_spec = &spec.groups[group.group_index()];
+        let node_spec = &self.scenario.nodes[node.index()];
+        let version = self.policy.nomad();
+        let affinities: Vec<_> = spec
+            .affinities
+            .iter()
+            .chain(&group_spec.affinities)
+            .collect();
+        if !affinities.is_empty() {
+            let sum: f64 = affinities.iter().map(|a| f64::from(a.weight).abs()).sum();
+            let mut total = 0.0;
+            for a in &affinities {
+                let actual = target_value(&a.constraint.target, node_spec);
+                if operator_holds(&a.constraint, actual, version) {
+                    total += f64::from(a.weight);
+                }
+            }
+            if version == NomadVersion::V2_0_5 || total != 0.0 {
+                push(total / sum);
+            }
+        }
+        let state = prefs.groups[group.group_index()]
+            .as_ref()
+            .expect("group prepared");
+        if state.spread_sets.is_empty() {
+            return;
+        }
+        let mut total = 0.0;
+        let mut lowest = prefs.lowest_boost;
+        for (set, attribute) in state.spread_sets.iter().zip(&state.spread_attributes) {
+            let Some(value) = target_value(&set.target, node_spec) else {
+                // Nomad: "missing property", the default penalty.
+                total -= 1.0;
+                continue;
+            };
+            let key = set.key(value);
+            let used = set.used(key).unwrap_or(0) + 1;
+            let info = &state.spread_info[attribute];
+            if info.desired.is_empty() {
+                total += even_spread_boost(set, key);
+                continue;
+            }
+            let Some(&desired) = info
+                .desired
+                .get(key)
+                .or_else(|| info.desired.get(IMPLICIT_TARGET))
+            else {
+                total -= 1.0;
+                continue;
+            };
+            let weight = f64::from(info.weight) / f64::from(prefs.spread_weight_sum);
+            if version == NomadVersion::V2_0_5 && desired == 0.0 {
+                total += lowest;
+                continue;
+            }
+            // 1.2.6 divides by a zero desired count too: -inf.
+            let boost = ((desired - used as f64) / desired) * weight;
+            total += boost;
+            if version == NomadVersion::V2_0_5 && boost < lowest {
+                lowest = boost;
+            }
+        }
+        prefs.lowest_boost = lowest;
+        if total != 0.0 {
+            push(total);
+        }
+    }
+
+    /// The plan now places an allocation of `group` on `node`.
+    pub(super) fn note_proposed(&self, prefs: &mut Preferences, node: NodeId, group: GroupRef) {
+        prefs.proposed.push((node, group));
+        let node_spec = &self.scenario.nodes[node.index()];
+        let sets = prefs.job_property_sets.iter_mut().map(|(_, s)| s).chain(
+            prefs.groups.iter_mut().flatten().flat_map(|g| {
+                g.spread_sets
+                    .iter_mut()
+                    .chain(g.property_sets.iter_mut().map(|(_, s)| s))
+            }),
+        );
+        for set in sets {
+            set.tally(Which::Proposed, group, node_spec);
+        }
+    }
+}
+
+/// Nomad's evenSpreadScoreBoost for a node whose value counts as `key`:
+/// values with no use yet are skipped when finding the least and most used
+/// (as Nomad's min/max scan skips zeros it meets first).
+fn even_spread_boost(set: &PropertySet, key: &str) -> f64 {
+    let counts: Vec<u64> = set.combined().collect();
+    if counts.is_empty() {
+        return 0.0;
+    }
+    let current = set.used(key).unwrap_or(0);
+    let (mut min, mut max) = (0u64, 0u64);
+    for &c in &counts {
+        if min == 0 || c < min {
+            min = c;
+        }
+        if max == 0 || c > max {
+            max = c;
+        }
+    }
+    if current != min {
+        return if min == 0 {
+            -1.0
+        } else {
+            (min as i64 - current as i64) as f64 / min as f64
+        };
+    }
+    if min == max {
+        return -1.0;
+    }
+    if min == 0 {
+        return 1.0;
+    }
+    (max - min) as f64 / min as f64
+}
