@@ -32,6 +32,9 @@ struct Group {
     count: u32,
     requests: Vec<Request>,
     cpu: u32,
+    /// max_client_disconnect, stop_after_client_disconnect (seconds) and
+    /// migrate.max_parallel.
+    disconnect: (Option<u32>, Option<u32>, u32),
 }
 
 #[derive(Debug, Clone)]
@@ -56,6 +59,11 @@ enum Action {
     ControllerHealth(bool),
     /// `update_job`: a new version (with a changed cpu, or bare), or counts only.
     UpdateJob(usize, Option<u32>, u32),
+    NodeDisconnect(usize),
+    NodeReconnect(usize),
+    /// A drain with a strategy: node, deadline (seconds, 0: none), and
+    /// whether system jobs are ignored.
+    NodeDrainSpec(usize, u32, bool),
 }
 
 #[derive(Debug, Clone)]
@@ -91,11 +99,17 @@ fn group() -> impl Strategy<Value = Group> {
             0..3,
         ),
         prop::sample::select(vec![100u32, 500, 1500]),
+        (
+            prop::option::weighted(0.3, 1u32..900),
+            prop::option::weighted(0.2, 1u32..600),
+            0u32..4,
+        ),
     )
-        .prop_map(|(count, requests, cpu)| Group {
+        .prop_map(|(count, requests, cpu, disconnect)| Group {
             count,
             requests,
             cpu,
+            disconnect,
         })
 }
 
@@ -131,6 +145,14 @@ fn action() -> impl Strategy<Value = Action> {
             0u32..4
         )
             .prop_map(|(j, cpu, c)| Action::UpdateJob(j, cpu, c)),
+        (0usize..6).prop_map(Action::NodeDisconnect),
+        (0usize..6).prop_map(Action::NodeReconnect),
+        (
+            0usize..6,
+            prop::sample::select(vec![0u32, 30, 300, 1200]),
+            any::<bool>()
+        )
+            .prop_map(|(n, d, i)| Action::NodeDrainSpec(n, d, i)),
     ]
 }
 
@@ -244,7 +266,16 @@ fn yaml(world: &World) -> String {
             } else {
                 group.count
             };
-            out += &format!("      - name: g{g}\n        count: {count}\n        volumes: {{");
+            out += &format!("      - name: g{g}\n        count: {count}\n");
+            let (window, stop_after, max_parallel) = group.disconnect;
+            if let Some(s) = window {
+                out += &format!("        max_client_disconnect: {s}s\n");
+            }
+            if let Some(s) = stop_after {
+                out += &format!("        stop_after_client_disconnect: {s}s\n");
+            }
+            out +=
+                &format!("        migrate: {{max_parallel: {max_parallel}}}\n        volumes: {{");
             let requests: Vec<String> = group
                 .requests
                 .iter()
@@ -313,6 +344,12 @@ fn yaml(world: &World) -> String {
                 Action::ControllerHealth(healthy) => {
                     format!("plugin_controller_health: {{plugin: csi, healthy: {healthy}}}")
                 }
+                Action::NodeDisconnect(n) => format!("node_disconnect: n{}", n % nodes),
+                Action::NodeReconnect(n) => format!("node_reconnect: n{}", n % nodes),
+                Action::NodeDrainSpec(n, deadline, ignore) => format!(
+                    "node_drain: {{node: n{}, deadline: {deadline}s, ignore_system_jobs: {ignore}}}",
+                    n % nodes
+                ),
             };
             // scale and stop_job act on a submitted job: the loader refuses
             // one at or before the job's submit_at.

@@ -344,6 +344,8 @@ fn group(
         affinities: Vec::new(),
         // As the loader gives a service group without an `update` block.
         update: (kind == JobKind::Service).then(Default::default),
+        disconnect: Default::default(),
+        migrate: Default::default(),
     }
 }
 

@@ -89,6 +89,27 @@ impl NomadVersion {
     pub fn skips_down_node_detach(self) -> bool {
         self == NomadVersion::V2_0_5
     }
+
+    /// A node that missed its heartbeats while some allocation may wait for
+    /// it is marked disconnected and its allocations unknown (1.3.0+,
+    /// `max_client_disconnect`, 1.8+ `disconnect.lost_after`); before,
+    /// every such node is down and its allocations lost.
+    pub fn disconnects_clients(self) -> bool {
+        self == NomadVersion::V2_0_5
+    }
+
+    /// The drainer counts an allocation already marked for migration
+    /// among the healthy ones (before #26175, 1.11.0): with several
+    /// draining nodes it can move more than `max_parallel` at once.
+    pub fn drain_counts_migrating_healthy(self) -> bool {
+        self == NomadVersion::V1_2_6
+    }
+
+    /// Jobs that run a CSI plugin are drained with the system jobs, last
+    /// (#12324, 1.3.0).
+    pub fn drains_plugin_jobs_last(self) -> bool {
+        self == NomadVersion::V2_0_5
+    }
 }
 
 impl fmt::Display for Policy {

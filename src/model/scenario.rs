@@ -79,6 +79,9 @@ pub struct ClusterConfig {
     pub node_gc_threshold: Millis,
     /// Nomad's `node_gc_interval`: how often the node GC runs.
     pub node_gc_interval: Millis,
+    /// Nomad's `heartbeat_grace`: how long after a client's last heartbeat
+    /// the server marks the node down (or, from 1.3, disconnected).
+    pub heartbeat_grace: Millis,
 }
 
 impl Default for ClusterConfig {
@@ -96,6 +99,7 @@ impl Default for ClusterConfig {
             csi_volume_claim_gc_threshold: Millis::from_secs(5 * 60),
             node_gc_threshold: Millis::from_secs(24 * 3600),
             node_gc_interval: Millis::from_secs(5 * 60),
+            heartbeat_grace: Millis::from_secs(10),
         }
     }
 }
@@ -502,6 +506,11 @@ pub struct GroupSpec {
     /// The update strategy; `None` for a batch job or `max_parallel: 0`
     /// (Nomad's UpdateStrategy.IsEmpty: every update at once, no deployment).
     pub update: Option<UpdateStrategy>,
+    /// What happens to the group's allocations when their client stops
+    /// heartbeating (`max_client_disconnect`, `stop_after_client_disconnect`).
+    pub disconnect: DisconnectPolicy,
+    /// How a drain moves the group's allocations (Nomad's `migrate` block).
+    pub migrate: MigrateStrategy,
 }
 
 #[derive(Clone, Debug)]
@@ -623,6 +632,14 @@ pub enum TimelineAction {
         version: Option<u32>,
         overrides: Vec<GroupOverride>,
     },
+    /// A drain with Nomad's drain strategy (`node_drain: {node: ...}`); the
+    /// short form `NodeDrain` is a forced drain.
+    NodeDrainSpec(NodeId, DrainSpec),
+    /// The client loses its servers: it stops heartbeating, its allocations
+    /// keep running.
+    NodeDisconnect(NodeId),
+    /// The client reaches its servers again.
+    NodeReconnect(NodeId),
 }
 
 impl TimelineAction {
@@ -646,4 +663,64 @@ pub struct InitialAllocation {
     pub index: u32,
     pub node: NodeId,
     pub running: bool,
+}
+
+/// The group's disconnect settings: Nomad 1.3-1.7's group fields, which
+/// 1.8+ spells `disconnect { lost_after, stop_on_client_after }`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DisconnectPolicy {
+    /// How long an allocation on a disconnected client stays `unknown`
+    /// before it is lost (Nomad 1.3+; 1.2.6 has no such field).
+    pub max_client_disconnect: Option<Millis>,
+    /// The client stops the allocation itself after this long without a
+    /// heartbeat, and the server delays its replacement as long.
+    pub stop_after_client_disconnect: Option<Millis>,
+}
+
+/// How a migration's health is judged (Nomad's `migrate.health_check`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HealthCheck {
+    /// Tasks running and their checks passing (`healthy_after`).
+    Checks,
+    /// Tasks running, checks ignored.
+    TaskStates,
+}
+
+/// Nomad's `migrate` block, with its defaults (structs.go
+/// `DefaultMigrateStrategy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MigrateStrategy {
+    pub max_parallel: u32,
+    pub health_check: HealthCheck,
+    pub min_healthy_time: Millis,
+    pub healthy_deadline: Millis,
+}
+
+impl Default for MigrateStrategy {
+    fn default() -> Self {
+        MigrateStrategy {
+            max_parallel: 1,
+            health_check: HealthCheck::Checks,
+            min_healthy_time: Millis::from_secs(10),
+            healthy_deadline: Millis::from_secs(5 * 60),
+        }
+    }
+}
+
+/// A drain's strategy (Nomad's DrainSpec): allocations left at the deadline
+/// are stopped at once; `None` is no deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DrainSpec {
+    pub deadline: Option<Millis>,
+    pub ignore_system_jobs: bool,
+}
+
+impl Default for DrainSpec {
+    /// `nomad node drain -enable`: a one hour deadline, system jobs drained.
+    fn default() -> Self {
+        DrainSpec {
+            deadline: Some(Millis::from_secs(3600)),
+            ignore_system_jobs: false,
+        }
+    }
 }

@@ -259,9 +259,9 @@ fn load_text(
 }
 
 /// An error message with the place it belongs to, before the file is attached.
-type Fail = (Option<Location>, String);
+pub(super) type Fail = (Option<Location>, String);
 
-fn fail<T>(location: Location, message: impl Into<String>) -> Result<T, Fail> {
+pub(super) fn fail<T>(location: Location, message: impl Into<String>) -> Result<T, Fail> {
     Err((Some(location), message.into()))
 }
 
@@ -447,6 +447,7 @@ fn resolve_cluster(raw: RawCluster) -> Result<ClusterConfig, Fail> {
             "node_gc_interval",
             or(raw.node_gc_interval, defaults.node_gc_interval),
         )?,
+        heartbeat_grace: or(raw.heartbeat_grace, defaults.heartbeat_grace),
     })
 }
 
@@ -1003,6 +1004,8 @@ fn resolve_group(
         csi_plugins: Vec::new(),
         spreads: super::placement::resolve_spreads(group.spread.as_deref(), &path)?,
         affinities: super::placement::resolve_affinities(group.affinity.as_deref(), &path)?,
+        disconnect: super::nodes::disconnect(group),
+        migrate: super::nodes::migrate(group.migrate.as_ref(), count, at, &path)?,
     })
 }
 
@@ -1142,8 +1145,24 @@ impl EventContext<'_> {
         if let Some(name) = &event.node_up {
             actions.push(TimelineAction::NodeUp(node(name, "node_up")?));
         }
-        if let Some(name) = &event.node_drain {
-            actions.push(TimelineAction::NodeDrain(node(name, "node_drain")?));
+        match &event.node_drain {
+            Some(RawNodeDrain::Node(name)) => {
+                actions.push(TimelineAction::NodeDrain(node(name, "node_drain")?));
+            }
+            Some(RawNodeDrain::Spec(spec)) => actions.push(TimelineAction::NodeDrainSpec(
+                node(&spec.node, "node_drain.node")?,
+                super::nodes::drain_spec(spec),
+            )),
+            None => {}
+        }
+        if let Some(name) = &event.node_disconnect {
+            actions.push(TimelineAction::NodeDisconnect(node(
+                name,
+                "node_disconnect",
+            )?));
+        }
+        if let Some(name) = &event.node_reconnect {
+            actions.push(TimelineAction::NodeReconnect(node(name, "node_reconnect")?));
         }
         if let Some(scale) = &event.scale {
             let job_id = job(&scale.job, "scale.job")?;
@@ -1257,7 +1276,7 @@ impl EventContext<'_> {
                 return Err(EventError::Invalid((
                     Some(at),
                     format!(
-                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job"
+                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job, node_disconnect, node_reconnect"
                     ),
                 )));
             }

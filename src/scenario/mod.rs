@@ -5,6 +5,7 @@
 pub mod error;
 pub mod limits;
 pub mod load;
+mod nodes;
 pub mod nomad_files;
 pub mod nomad_hcl;
 pub mod nomad_job;

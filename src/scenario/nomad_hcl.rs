@@ -319,7 +319,14 @@ const JOB: Schema = Schema {
 };
 
 const GROUP: Schema = Schema {
-    attributes: (&["count"], &["shutdown_delay", "meta"]),
+    attributes: (
+        &[
+            "count",
+            "max_client_disconnect",
+            "stop_after_client_disconnect",
+        ],
+        &["shutdown_delay", "meta"],
+    ),
     blocks: (
         &[
             "task",
@@ -330,6 +337,8 @@ const GROUP: Schema = Schema {
             "spread",
             "affinity",
             "update",
+            "migrate",
+            "disconnect",
         ],
         &["restart", "service", "scaling", "meta", "consul", "vault"],
     ),
@@ -492,7 +501,13 @@ fn parse_group(
     let mut nested = Vec::new();
     let warned = walk(hcl, &block.body, &GROUP, &prefix, |structure| {
         match structure {
-            Structure::Attribute(attr) => group.count = Some(hcl.int(attr)?),
+            Structure::Attribute(attr) => match attr.key.as_str() {
+                "max_client_disconnect" => group.max_client_disconnect = Some(hcl.duration(attr)?),
+                "stop_after_client_disconnect" => {
+                    group.stop_after_client_disconnect = Some(hcl.duration(attr)?)
+                }
+                _ => group.count = Some(hcl.int(attr)?),
+            },
             Structure::Block(inner) => match inner.ident.as_str() {
                 "task" => group.tasks.push(parse_task(
                     hcl,
@@ -516,6 +531,22 @@ fn parse_group(
                                 format!("{prefix}static port \"{label}\""),
                                 hcl.position(port.span()),
                             ));
+                        }
+                    }
+                }
+                "migrate" => group.migrate = Some(parse_migrate(hcl, inner)?),
+                // Nomad 1.8+'s form of the two disconnect settings.
+                "disconnect" => {
+                    for attr in inner.body.attributes() {
+                        match attr.key.as_str() {
+                            "lost_after" => group.max_client_disconnect = Some(hcl.duration(attr)?),
+                            "stop_on_client_after" => {
+                                group.stop_after_client_disconnect = Some(hcl.duration(attr)?)
+                            }
+                            other => nested.push((
+                                format!("{prefix}disconnect {other}"),
+                                hcl.position(attr.span()),
+                            )),
                         }
                     }
                 }
@@ -729,6 +760,20 @@ fn parse_update(hcl: &HclFile, block: &Block) -> Result<RawUpdate, LoadError> {
         }
     }
     Ok(u)
+}
+
+fn parse_migrate(hcl: &HclFile, block: &Block) -> Result<NomadMigrate, LoadError> {
+    let mut m = NomadMigrate::default();
+    for attr in block.body.attributes() {
+        match attr.key.as_str() {
+            "max_parallel" => m.max_parallel = Some(hcl.int(attr)?),
+            "health_check" => m.health_check = Some(hcl.string(attr)?),
+            "min_healthy_time" => m.min_healthy_time = Some(hcl.duration(attr)?),
+            "healthy_deadline" => m.healthy_deadline = Some(hcl.duration(attr)?),
+            _ => {}
+        }
+    }
+    Ok(m)
 }
 
 fn parse_reschedule(hcl: &HclFile, block: &Block) -> Result<NomadReschedule, LoadError> {

@@ -77,6 +77,20 @@ pub struct NomadGroup {
     pub affinities: Vec<NomadAffinity>,
     /// The group's `update` block, merged over the job's by the resolver.
     pub update: Option<crate::scenario::raw::RawUpdate>,
+    pub migrate: Option<NomadMigrate>,
+    /// `max_client_disconnect`, or 1.8+'s `disconnect.lost_after`.
+    pub max_client_disconnect: Option<Millis>,
+    /// `stop_after_client_disconnect`, or `disconnect.stop_on_client_after`.
+    pub stop_after_client_disconnect: Option<Millis>,
+}
+
+/// Nomad's `migrate` block as a job file writes it.
+#[derive(Clone, Debug, Default)]
+pub struct NomadMigrate {
+    pub max_parallel: Option<i64>,
+    pub health_check: Option<String>,
+    pub min_healthy_time: Option<Millis>,
+    pub healthy_deadline: Option<Millis>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -253,6 +267,13 @@ pub fn to_raw_job(
                 spread: raw_spreads(&group.spreads, location),
                 affinity: raw_affinities(&group.affinities, location),
                 update: group.update.clone(),
+                migrate: group
+                    .migrate
+                    .as_ref()
+                    .map(|m| raw_migrate(file, group, m))
+                    .transpose()?,
+                max_client_disconnect: group.max_client_disconnect.map(RawDuration),
+                stop_after_client_disconnect: group.stop_after_client_disconnect.map(RawDuration),
             },
             location,
             location,
@@ -279,6 +300,43 @@ pub fn to_raw_job(
         update: job.update.clone(),
     };
     Ok((raw, ignored))
+}
+
+fn raw_migrate(file: &str, group: &NomadGroup, m: &NomadMigrate) -> Result<RawMigrate, LoadError> {
+    let max_parallel = match m.max_parallel {
+        None => None,
+        Some(n) => Some(u32::try_from(n).map_err(|_| {
+            file_error(
+                file,
+                group.at,
+                format!(
+                    "group \"{}\": migrate max_parallel {n} is not a whole number of at least 0",
+                    group.name
+                ),
+            )
+        })?),
+    };
+    let health_check = match m.health_check.as_deref() {
+        None | Some("") => None,
+        Some("checks") => Some(RawHealthCheck::Checks),
+        Some("task_states") => Some(RawHealthCheck::TaskStates),
+        Some(other) => {
+            return Err(file_error(
+                file,
+                group.at,
+                format!(
+                    "group \"{}\": migrate health_check \"{other}\" is not one of checks, task_states",
+                    group.name
+                ),
+            ));
+        }
+    };
+    Ok(RawMigrate {
+        max_parallel,
+        health_check,
+        min_healthy_time: m.min_healthy_time.map(RawDuration),
+        healthy_deadline: m.healthy_deadline.map(RawDuration),
+    })
 }
 
 fn non_empty<T>(list: Vec<T>) -> Option<Vec<T>> {

@@ -263,16 +263,7 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
         let mut tasks = Vec::new();
         let mut group_constraints = constraints(&g, text, file)?;
         let mut group_affinities = affinities(&g, text, file)?;
-        g.ignore_if_set(
-            &[
-                "Migrate",
-                "MaxClientDisconnect",
-                "StopAfterClientDisconnect",
-                "PreventRescheduleOnLost",
-            ],
-            &prefix,
-            &mut out.ignored,
-        );
+        g.ignore_if_set(&["PreventRescheduleOnLost"], &prefix, &mut out.ignored);
         if let Some(disk) = g.get("EphemeralDisk") {
             let d = Fields::new(disk, text, file, format!("{}.EphemeralDisk", g.what))?;
             // 300 MB, not sticky: Nomad's default, what every job gets.
@@ -366,6 +357,31 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
             }
         };
         let group_update = update(&g, text, file, "Update")?;
+        let migrate = match g.get("Migrate") {
+            None | Some(Value::Null) => None,
+            Some(block) => {
+                let m = Fields::new(block, text, file, format!("{}.Migrate", g.what))?;
+                Some(NomadMigrate {
+                    max_parallel: m.int("MaxParallel")?,
+                    health_check: m.string("HealthCheck")?,
+                    min_healthy_time: m.nanos("MinHealthyTime")?,
+                    healthy_deadline: m.nanos("HealthyDeadline")?,
+                })
+            }
+        };
+        // Nomad 1.8+ writes both settings in a Disconnect block.
+        let (mut lost_after, mut stop_after) = (
+            g.nanos("MaxClientDisconnect")?,
+            g.nanos("StopAfterClientDisconnect")?,
+        );
+        if let Some(block) = g.get("Disconnect").filter(|b| !b.is_null()) {
+            let d = Fields::new(block, text, file, format!("{}.Disconnect", g.what))?;
+            lost_after = d
+                .nanos("LostAfter")?
+                .filter(|&t| t > Millis::ZERO)
+                .or(lost_after);
+            stop_after = d.nanos("StopOnClientAfter")?.or(stop_after);
+        }
         out.groups.push(NomadGroup {
             update: group_update,
             at: key_position(text, &name),
@@ -377,6 +393,9 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
             tasks,
             spreads: spreads(&g, text, file)?,
             affinities: group_affinities,
+            migrate,
+            max_client_disconnect: lost_after,
+            stop_after_client_disconnect: stop_after,
         });
     }
     Ok(out)

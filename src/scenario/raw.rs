@@ -54,6 +54,7 @@ pub struct RawCluster {
     pub csi_volume_claim_gc_threshold: Option<RawDuration>,
     pub node_gc_threshold: Option<RawDuration>,
     pub node_gc_interval: Option<RawDuration>,
+    pub heartbeat_grace: Option<RawDuration>,
 }
 
 #[serde_with::skip_serializing_none]
@@ -206,6 +207,9 @@ pub struct RawGroup {
     pub affinity: Option<Vec<Spanned<RawAffinity>>>,
     /// Nomad's `update` block, merged over the job's.
     pub update: Option<RawUpdate>,
+    pub migrate: Option<RawMigrate>,
+    pub max_client_disconnect: Option<RawDuration>,
+    pub stop_after_client_disconnect: Option<RawDuration>,
 }
 
 /// Nomad's `spread` block.
@@ -235,6 +239,24 @@ pub struct RawAffinity {
     pub operator: Option<String>,
     pub value: Option<String>,
     pub weight: Option<i64>,
+}
+
+/// Nomad's `migrate` block.
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMigrate {
+    pub max_parallel: Option<u32>,
+    pub health_check: Option<RawHealthCheck>,
+    pub min_healthy_time: Option<RawDuration>,
+    pub healthy_deadline: Option<RawDuration>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RawHealthCheck {
+    Checks,
+    TaskStates,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -342,12 +364,14 @@ pub struct RawEvent {
     pub at: RawDuration,
     pub node_down: Option<String>,
     pub node_up: Option<String>,
-    pub node_drain: Option<String>,
+    pub node_drain: Option<RawNodeDrain>,
     pub scale: Option<RawScale>,
     pub plugin_health: Option<RawPluginHealth>,
     pub stop_job: Option<String>,
     pub plugin_controller_health: Option<RawPluginControllerHealth>,
     pub update_job: Option<RawUpdateJob>,
+    pub node_disconnect: Option<String>,
+    pub node_reconnect: Option<String>,
 }
 
 /// `update_job`: a new version of a job, optionally changing some groups.
@@ -366,6 +390,23 @@ pub struct RawGroupOverride {
     pub cpu: Option<u64>,
     pub memory: Option<u64>,
     pub healthy_after: Option<RawDuration>,
+}
+
+/// `node_drain: client-2` (a forced drain) or `node_drain: {node: ...}`
+/// (a drain with a deadline, as `nomad node drain -enable` makes).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawNodeDrain {
+    Node(String),
+    Spec(RawDrainSpec),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDrainSpec {
+    pub node: String,
+    pub deadline: Option<RawDuration>,
+    pub ignore_system_jobs: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -169,6 +169,11 @@ fn write_cluster(out: &mut String, cluster: &ClusterConfig) {
             cluster.node_gc_interval,
             defaults.node_gc_interval,
         ),
+        (
+            "heartbeat_grace",
+            cluster.heartbeat_grace,
+            defaults.heartbeat_grace,
+        ),
     ];
     for (name, value, default) in timings {
         if value != default {
@@ -504,6 +509,7 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
             duration(u.stagger)
         );
     }
+    write_node_settings(out, group);
     // The model keeps a group's sums (resources, drivers, longest run_for),
     // not its tasks: one task per driver gives the same sums, the first
     // carrying the resources.
@@ -548,6 +554,35 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
             out,
             "{line}, csi_plugin: {{id: {}, type: {kind}}}}}",
             text(&scenario.plugins[task.plugin.index()].name)
+        );
+    }
+}
+
+/// A group's `migrate` block and disconnect settings, where not Nomad's
+/// defaults.
+fn write_node_settings(out: &mut String, group: &GroupSpec) {
+    let migrate = &group.migrate;
+    if *migrate != MigrateStrategy::default() {
+        let check = match migrate.health_check {
+            HealthCheck::Checks => "checks",
+            HealthCheck::TaskStates => "task_states",
+        };
+        let _ = writeln!(
+            out,
+            "        migrate: {{max_parallel: {}, health_check: {check}, min_healthy_time: {}, healthy_deadline: {}}}",
+            migrate.max_parallel,
+            duration(migrate.min_healthy_time),
+            duration(migrate.healthy_deadline)
+        );
+    }
+    if let Some(window) = group.disconnect.max_client_disconnect {
+        let _ = writeln!(out, "        max_client_disconnect: {}", duration(window));
+    }
+    if let Some(after) = group.disconnect.stop_after_client_disconnect {
+        let _ = writeln!(
+            out,
+            "        stop_after_client_disconnect: {}",
+            duration(after)
         );
     }
 }
@@ -645,6 +680,14 @@ fn write_events(out: &mut String, scenario: &Scenario) {
                     )
                 }
             }
+            TimelineAction::NodeDrainSpec(id, spec) => format!(
+                "node_drain: {{node: {}, deadline: {}, ignore_system_jobs: {}}}",
+                node(*id),
+                duration(spec.deadline.unwrap_or(Millis::ZERO)),
+                spec.ignore_system_jobs
+            ),
+            TimelineAction::NodeDisconnect(id) => format!("node_disconnect: {}", node(*id)),
+            TimelineAction::NodeReconnect(id) => format!("node_reconnect: {}", node(*id)),
         };
         let _ = writeln!(out, "  - {{at: {}, {action}}}", duration(event.at));
     }

@@ -157,7 +157,13 @@ impl Simulation<'_> {
             }
             _ => (Vec::new(), Vec::new()),
         };
-        if placement.reschedule {
+        // The `reschedules` metric counts replacements of failures; an
+        // unknown allocation (disconnected client) is replaced the same way
+        // but has not failed.
+        let replaces_unknown = placement
+            .previous
+            .is_some_and(|p| self.allocs[p.index()].state == AllocState::Unknown);
+        if placement.reschedule && !replaces_unknown {
             self.metrics.reschedules += 1;
         }
         let node = &mut self.nodes[placement.node.index()];
@@ -225,6 +231,8 @@ impl Simulation<'_> {
             placed_at: now,
             deployment: None,
             deploy_health: None,
+            score: Some(placement.score),
+            running_since: None,
         });
         self.watch_deployment_alloc(id);
         self.after(self.scenario.cluster.pull_delay, Event::AllocPulled(id));

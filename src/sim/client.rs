@@ -30,7 +30,7 @@ const CLAIM_RETRY_MAX: Millis = Millis::from_secs(60);
 
 impl Simulation<'_> {
     pub(super) fn alloc_pulled(&mut self, id: AllocId) {
-        if self.allocs[id.index()].state != AllocState::Pulling {
+        if self.allocs[id.index()].state != AllocState::Pulling || self.stall_if_disconnected(id) {
             return;
         }
         if self.allocs[id.index()].volumes.is_empty() {
@@ -84,6 +84,9 @@ impl Simulation<'_> {
         let Some(step) = self.volume_step(id, AllocState::Claiming) else {
             return;
         };
+        if self.stall_if_disconnected(id) {
+            return;
+        }
         let VolumeStep {
             volume,
             mode,
@@ -305,8 +308,10 @@ impl Simulation<'_> {
     }
 
     fn start_running(&mut self, id: AllocId) {
+        let now = self.now();
         let alloc = &mut self.allocs[id.index()];
         alloc.state = AllocState::Running;
+        alloc.running_since = Some(now);
         let (group, index, node) = (alloc.group, alloc.index, alloc.node);
         self.jobs[group.job.index()].running[group.group_index()] += 1;
         self.record(|t| {
@@ -322,10 +327,11 @@ impl Simulation<'_> {
         if let Some(run_for) = run_for {
             self.after(run_for, Event::TaskComplete(id));
         }
+        self.drain_watch();
     }
 
     pub(super) fn task_complete(&mut self, id: AllocId) {
-        if self.allocs[id.index()].state == AllocState::Running {
+        if self.allocs[id.index()].state == AllocState::Running && !self.stall_if_disconnected(id) {
             self.finish_alloc(id, AllocState::Complete, "all tasks completed");
         }
     }
@@ -345,7 +351,9 @@ impl Simulation<'_> {
         alloc.state = terminal;
         self.on_alloc_unhealthy(id);
         let alloc = &mut self.allocs[id.index()];
-        if terminal == AllocState::Failed {
+        if matches!(terminal, AllocState::Failed | AllocState::Lost) {
+            // When it failed, or was lost (what stop_after_client_disconnect
+            // delays a replacement from).
             alloc.failed_at = now;
         }
         let (group, index, node) = (alloc.group, alloc.index, alloc.node);
@@ -417,6 +425,7 @@ impl Simulation<'_> {
             self.enqueue_eval(group.job);
         }
         self.unblock_class(node);
+        self.drain_watch();
     }
 
     /// Claims are released asynchronously. A live client unpublishes its
@@ -425,7 +434,7 @@ impl Simulation<'_> {
     /// watcher does not look at it until the claim GC does (see `claim_gc`).
     fn begin_release(&mut self, id: AllocId, volume: VolumeId) {
         let node = self.volumes[volume.index()].ledger[&id].node;
-        if self.nodes[node.index()].status == NodeStatus::Ready {
+        if self.client_reachable(node) {
             let latency = self.scenario.cluster.node_detach_latency;
             self.after(latency, Event::NodeDetach(id, volume));
         } else {
@@ -435,8 +444,9 @@ impl Simulation<'_> {
 
     pub(super) fn node_detach(&mut self, id: AllocId, volume: VolumeId) {
         let claim = &self.volumes[volume.index()].ledger[&id];
-        if self.nodes[claim.node.index()].status != NodeStatus::Ready {
-            // The node went down before it could unpublish.
+        if !self.client_reachable(claim.node) {
+            // The node went down, or its client lost the servers, before
+            // it could unpublish.
             self.await_claim_gc(id, volume);
             return;
         }
@@ -501,8 +511,13 @@ impl Simulation<'_> {
                 let eligible = node_state.down_since + cluster.node_gc_threshold;
                 now.0 >= eligible.0.div_ceil(interval) * interval
             };
-            let release = if node_state.status == NodeStatus::Ready {
+            // A client the servers cannot reach (disconnected, or within
+            // its grace period) cannot unpublish: the detach fails and is
+            // retried at the next pass.
+            let release = if self.client_reachable(node) {
                 Some(Event::NodeDetach(id, volume))
+            } else if node_state.status != NodeStatus::Down {
+                None
             } else if version.skips_down_node_detach() || node_gone {
                 Some(Event::ControllerDetach(id, volume))
             } else {
@@ -593,6 +608,19 @@ impl Simulation<'_> {
         // Re-evaluating on the claim's release is part of the proposed fix.
         if self.policy.plan_aware_claims() {
             self.unblock();
+        }
+    }
+
+    /// The client unmounts `volume` of its stopped allocation through its
+    /// own node plugin, without the servers: published no more, the claim
+    /// still held.
+    pub(super) fn unmount_locally(&mut self, id: AllocId, volume: VolumeId) {
+        let Some(claim) = self.volumes[volume.index()].ledger.get_mut(&id) else {
+            return;
+        };
+        if std::mem::take(&mut claim.published) {
+            let (mode, node) = (claim.mode, claim.node);
+            self.unpublish(volume, mode, node);
         }
     }
 

@@ -83,6 +83,8 @@ impl Simulation<'_> {
                 placed_at: Millis::ZERO,
                 deployment: None,
                 deploy_health: None,
+                score: None,
+                running_since: initial.running.then_some(Millis::ZERO),
             });
             if initial.running {
                 // Running before the run began: its checks have passed.

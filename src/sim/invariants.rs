@@ -95,6 +95,19 @@ impl Simulation<'_> {
         }
         for (index, node) in self.nodes.iter().enumerate() {
             let spec = &self.scenario.nodes[index];
+            // A drain never leaves a volume published on a node whose node
+            // plugin is gone. Today's node plugins are static (a drain
+            // cannot remove them), so this guards the model's bookkeeping;
+            // with plugin allocations it checks that they go last.
+            for volume in node.published_volumes.keys() {
+                let plugin = self.scenario.volumes[volume.index()].plugin;
+                assert!(
+                    spec.csi_plugins.iter().any(|p| p.plugin == plugin),
+                    "node {}: volume {} published without its node plugin",
+                    spec.name,
+                    self.scenario.volumes[volume.index()].name
+                );
+            }
             assert_eq!(
                 node.alloc_volumes, alloc_volumes[index],
                 "node {} alloc volumes",

@@ -8,6 +8,8 @@ mod broker;
 pub mod claims;
 mod client;
 mod deployment;
+mod disconnect;
+mod drain;
 pub mod feasibility;
 mod health;
 mod initial;
@@ -163,6 +165,18 @@ enum Event {
     HealthyDeadline(AllocId),
     /// A deployment may have reached its progress deadline.
     ProgressDeadline(JobId),
+    /// The heartbeat timer of a client disconnected at the given time runs out.
+    HeartbeatMissed(NodeId, Millis),
+    /// A client disconnected at the given time stops its allocations
+    /// (`stop_after_client_disconnect`).
+    ClientHeartbeatStop(NodeId, Millis),
+    /// An allocation unknown since the given time reaches `max_client_disconnect`.
+    DisconnectExpired(AllocId, Millis),
+    /// The drainer looks at every draining node (a deadline, a change of
+    /// health it waits for).
+    DrainPass,
+    /// The drainer's batched migration marks are written (1s window).
+    DrainBatch,
 }
 
 struct Simulation<'s> {
@@ -216,6 +230,10 @@ struct Simulation<'s> {
     awaiting_controller: BTreeSet<(VolumeId, AllocId)>,
     /// How long each successful deployment took (for `time_to_deploy_s`).
     deploy_times: Vec<Millis>,
+    /// Disconnected clients and their allocations.
+    disconnects: disconnect::Disconnects,
+    /// Nodes being drained with a drain strategy, and pending marks.
+    drains: drain::Drains,
 }
 
 impl<'s> Simulation<'s> {
@@ -238,6 +256,7 @@ impl<'s> Simulation<'s> {
                 down_since: Millis::ZERO,
                 plugin_present: spec.csi_plugins.iter().map(|p| !p.from_job).collect(),
                 plugin_providers: vec![0; spec.csi_plugins.len()],
+                disconnected_at: None,
             })
             .collect();
         let jobs = scenario
@@ -315,6 +334,8 @@ impl<'s> Simulation<'s> {
                 .collect(),
             awaiting_controller: Default::default(),
             deploy_times: Vec::new(),
+            disconnects: Default::default(),
+            drains: Default::default(),
         }
     }
 
@@ -403,6 +424,11 @@ impl<'s> Simulation<'s> {
             Event::DeployHealthy(alloc) => self.deploy_healthy_due(alloc),
             Event::HealthyDeadline(alloc) => self.healthy_deadline_due(alloc),
             Event::ProgressDeadline(job) => self.progress_deadline_due(job),
+            Event::HeartbeatMissed(node, since) => self.heartbeat_missed(node, since),
+            Event::ClientHeartbeatStop(node, since) => self.client_heartbeat_stop(node, since),
+            Event::DisconnectExpired(alloc, since) => self.disconnect_expired(alloc, since),
+            Event::DrainPass => self.drain_pass(),
+            Event::DrainBatch => self.drain_batch(),
         }
     }
 

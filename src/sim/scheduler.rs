@@ -56,6 +56,8 @@ pub struct Placement {
     pub destructive: bool,
     /// What the scheduler saw when it chose the node (only when tracing).
     pub seen: Option<Box<super::trace::PlacementSeen>>,
+    /// The chosen node's final score (what a reconnect compares).
+    pub score: f64,
 }
 
 /// A slot the reconciler wants filled.
@@ -96,6 +98,8 @@ pub(super) struct PlanContext {
     raised_limit: Option<usize>,
     /// CPU and memory the plan's destructive-update stops free, per node.
     freed: BTreeMap<NodeId, (u64, u64)>,
+    /// The final score of the node the last placement chose.
+    chosen_score: f64,
 }
 
 /// A volume request with its source resolved for one allocation index.
@@ -229,6 +233,7 @@ impl Simulation<'_> {
                         version: self.jobs[job.index()].version,
                         destructive: want.destructive,
                         seen,
+                        score: ctx.chosen_score,
                     });
                 }
                 Err(filtered) => {
@@ -356,10 +361,12 @@ impl Simulation<'_> {
 
     /// Decides, slot by slot, what must be stopped and what must be placed.
     fn reconcile(&mut self, job: JobId, stops: &mut Vec<AllocId>) -> Vec<Want> {
+        self.resolve_reconnects(job, stops);
         let now = self.now();
         let spec = &self.scenario.jobs[job.index()];
         let mut wants = Vec::new();
         let mut followups = Vec::new();
+        let mut stopping_later = Vec::new();
         for (g, group_spec) in spec.groups.iter().enumerate() {
             let group = GroupRef::new(job, g);
             let count = self.jobs[job.index()].counts[g];
@@ -422,8 +429,11 @@ impl Simulation<'_> {
                     }
                     // reconciler updateByReschedulable: now if due within
                     // 1s or this is the follow-up evaluation made for it;
-                    // later (one follow-up evaluation) otherwise.
-                    AllocState::Failed => {
+                    // later (one follow-up evaluation) otherwise. An
+                    // unknown allocation is replaced the same way, from
+                    // the moment it became unknown (computeDisconnecting);
+                    // it keeps running beside its replacement.
+                    AllocState::Failed | AllocState::Unknown => {
                         let Some(due) = reschedule_eligible(
                             &group_spec.reschedule,
                             &alloc.reschedule_history,
@@ -460,6 +470,20 @@ impl Simulation<'_> {
                     destructive: true,
                 });
             }
+            // A lost allocation its client stops itself holds back the
+            // group's placements until then (delayByStopAfter).
+            if let Some((id, until)) = self.client_stop_pending(group) {
+                wants.retain(|w| {
+                    w.group != group || w.previous.is_some_and(|p| self.allocs[p.index()].migrate)
+                });
+                if self.allocs[id.index()].followup_at != Some(until) {
+                    stopping_later.push((id, until));
+                }
+            }
+        }
+        for (id, until) in stopping_later {
+            self.allocs[id.index()].followup_at = Some(until);
+            self.at(until, Event::RescheduleDue(job));
         }
         let dues: Vec<Millis> = followups.iter().map(|&(_, due)| due).collect();
         let windows = followup_windows(&dues);
@@ -606,6 +630,7 @@ impl Simulation<'_> {
                 best = Some((node, score));
             }
         }
+        ctx.chosen_score = best.map_or(0.0, |(_, score)| score);
         best.map(|(node, _)| node).ok_or(filtered)
     }
 

@@ -150,7 +150,12 @@ impl Simulation<'_> {
             | Event::DeployHealthy(alloc)
             | Event::HealthyDeadline(alloc) => alloc_job(alloc),
             Event::ProgressDeadline(job) => Some(job),
+            Event::DisconnectExpired(alloc, _) => alloc_job(alloc),
             Event::Timeline(_) | Event::ClaimGc | Event::UnblockFailed => None,
+            Event::HeartbeatMissed(..)
+            | Event::ClientHeartbeatStop(..)
+            | Event::DrainPass
+            | Event::DrainBatch => None,
         }
     }
 }

@@ -13,6 +13,9 @@ use crate::model::time::Millis;
 pub enum NodeStatus {
     Ready,
     Down,
+    /// Nomad 1.3+: the client missed its heartbeats and some allocation
+    /// may wait for it (`max_client_disconnect`).
+    Disconnected,
 }
 
 #[derive(Clone, Debug)]
@@ -52,6 +55,9 @@ pub struct NodeState {
     pub plugin_present: Vec<bool>,
     /// Running plugin-job allocations providing each node plugin here.
     pub plugin_providers: Vec<u32>,
+    /// When the client lost its servers (`node_disconnect`), while it has
+    /// not reached them again: it sends no heartbeats and no updates.
+    pub disconnected_at: Option<Millis>,
 }
 
 /// Adds one reference to `key`.
@@ -171,6 +177,9 @@ pub enum AllocState {
     Failed,
     Lost,
     Stopped,
+    /// Nomad 1.3+: running on a disconnected client, waiting for it
+    /// (client status unknown); live, not running.
+    Unknown,
 }
 
 impl AllocState {
@@ -191,6 +200,7 @@ impl AllocState {
             AllocState::Failed => "failed",
             AllocState::Lost => "lost",
             AllocState::Stopped => "stopped",
+            AllocState::Unknown => "unknown",
         }
     }
 }
@@ -235,6 +245,11 @@ pub struct Alloc {
     /// Its health as the deployment sees it (Nomad's DeploymentStatus.Healthy):
     /// unknown, healthy (healthy for `min_healthy_time`) or unhealthy.
     pub deploy_health: Option<bool>,
+    /// The final score of the node the scheduler chose (Nomad's
+    /// MaxNormScore); `None` for an allocation that predates the run.
+    pub score: Option<f64>,
+    /// When it started running (kept while unknown).
+    pub running_since: Option<Millis>,
 }
 
 impl Alloc {

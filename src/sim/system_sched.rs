@@ -107,6 +107,8 @@ impl Simulation<'_> {
                         version: self.jobs[job.index()].version,
                         destructive: false,
                         seen,
+                        // One allocation per node: no replacement to weigh.
+                        score: 0.0,
                     });
                 }
                 // Filtered nodes are not reported, only left out.

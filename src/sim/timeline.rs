@@ -37,6 +37,9 @@ impl Simulation<'_> {
     /// share a single-node volume, or write a multi-node-single-writer one,
     /// without `per_alloc`. The modes checked are the request's.
     fn registration_problem(&self, job: JobId) -> Option<String> {
+        if let Some(problem) = self.disconnect_problem(job) {
+            return Some(problem);
+        }
         let spec = &self.scenario.jobs[job.index()];
         for (g, group) in spec.groups.iter().enumerate() {
             let count = self.jobs[job.index()].counts[g];
@@ -108,6 +111,8 @@ impl Simulation<'_> {
                 let state = &mut self.nodes[node.index()];
                 state.status = NodeStatus::Ready;
                 state.eligible = true;
+                // A node brought back up heartbeats again.
+                state.disconnected_at = None;
                 self.record(|t| TraceRecord::new(t, TraceKind::NodeUp).node(node));
                 self.node_back_up(node);
                 self.unblock_class(node);
@@ -201,6 +206,9 @@ impl Simulation<'_> {
                     }
                 }
             }
+            TimelineAction::NodeDisconnect(node) => self.node_disconnect(node),
+            TimelineAction::NodeReconnect(node) => self.node_reconnect(node),
+            TimelineAction::NodeDrainSpec(node, spec) => self.drain_node(node, spec),
             TimelineAction::StopJob(job) => {
                 self.record(|t| TraceRecord::new(t, TraceKind::StopJob).job(job));
                 self.cancel_deployment(job, "the job stopped");
@@ -215,7 +223,7 @@ impl Simulation<'_> {
     }
 
     /// The node stops heartbeating: its allocations are lost and replaced.
-    fn node_down(&mut self, node: NodeId) {
+    pub(super) fn node_down(&mut self, node: NodeId) {
         if self.nodes[node.index()].status == NodeStatus::Down {
             return;
         }
@@ -233,11 +241,11 @@ impl Simulation<'_> {
         self.evaluate_jobs_of(&live);
     }
 
-    fn live_allocs_on(&self, node: NodeId) -> Vec<AllocId> {
+    pub(super) fn live_allocs_on(&self, node: NodeId) -> Vec<AllocId> {
         self.nodes[node.index()].allocs.iter().copied().collect()
     }
 
-    fn evaluate_jobs_of(&mut self, allocs: &[AllocId]) {
+    pub(super) fn evaluate_jobs_of(&mut self, allocs: &[AllocId]) {
         let jobs: BTreeSet<JobId> = allocs
             .iter()
             .map(|id| self.allocs[id.index()].group.job)

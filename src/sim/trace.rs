@@ -36,6 +36,14 @@ pub enum TraceKind {
     DeploymentSucceeded,
     DeploymentFailed,
     DeploymentReverted,
+    NodeDisconnect,
+    NodeReconnect,
+    NodeDisconnected,
+    Unknown,
+    Reconnected,
+    ClientStopped,
+    Migrate,
+    DrainComplete,
 }
 
 impl TraceKind {
@@ -70,6 +78,14 @@ impl TraceKind {
             TraceKind::DeploymentSucceeded => "deployment_succeeded",
             TraceKind::DeploymentFailed => "deployment_failed",
             TraceKind::DeploymentReverted => "deployment_reverted",
+            TraceKind::NodeDisconnect => "node_disconnect",
+            TraceKind::NodeReconnect => "node_reconnect",
+            TraceKind::NodeDisconnected => "node_disconnected",
+            TraceKind::Unknown => "unknown",
+            TraceKind::Reconnected => "reconnected",
+            TraceKind::ClientStopped => "client_stopped",
+            TraceKind::Migrate => "migrate",
+            TraceKind::DrainComplete => "drain_complete",
         }
     }
 }
