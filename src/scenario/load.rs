@@ -1138,6 +1138,27 @@ impl EventContext<'_> {
                 ))
             })
         };
+        // An unknown plugin is a bad event, not a dangling reference.
+        let plugin = |name: &str, field: &str| {
+            self.plugin_ids.get(name).copied().ok_or_else(|| {
+                EventError::Invalid((
+                    Some(at),
+                    format!("{path}.{field}: no plugin with id \"{name}\" under plugins"),
+                ))
+            })
+        };
+        let group = |job_id: JobId, job_name: &str, name: &str, field: &str| {
+            self.jobs[job_id.index()]
+                .groups
+                .iter()
+                .position(|g| g.name == name)
+                .ok_or_else(|| {
+                    EventError::Invalid((
+                        Some(at),
+                        format!("{path}.{field}: job \"{job_name}\" has no group \"{name}\""),
+                    ))
+                })
+        };
         let mut actions = Vec::new();
         if let Some(name) = &event.node_down {
             actions.push(TimelineAction::NodeDown(node(name, "node_down")?));
@@ -1166,19 +1187,7 @@ impl EventContext<'_> {
         }
         if let Some(scale) = &event.scale {
             let job_id = job(&scale.job, "scale.job")?;
-            let Some(group) = self.jobs[job_id.index()]
-                .groups
-                .iter()
-                .position(|g| g.name == scale.group)
-            else {
-                return Err(EventError::Invalid((
-                    Some(at),
-                    format!(
-                        "{path}.scale.group: job \"{}\" has no group \"{}\"",
-                        scale.job, scale.group
-                    ),
-                )));
-            };
+            let group = group(job_id, &scale.job, &scale.group, "scale.group")?;
             check_allocation_count(scale.count.0, &format!("{path}.scale.count"), at)?;
             self.check_submitted(event.at.0, job_id, &format!("{path}.scale"), at)?;
             super::system::check_system_scale(
@@ -1194,15 +1203,7 @@ impl EventContext<'_> {
             });
         }
         if let Some(health) = &event.plugin_health {
-            let Some(&plugin) = self.plugin_ids.get(health.plugin.as_str()) else {
-                return Err(EventError::Invalid((
-                    Some(at),
-                    format!(
-                        "{path}.plugin_health.plugin: no plugin with id \"{}\" under plugins",
-                        health.plugin
-                    ),
-                )));
-            };
+            let plugin = plugin(&health.plugin, "plugin_health.plugin")?;
             let node_id = node(&health.node, "plugin_health.node")?;
             if !self.nodes[node_id.index()]
                 .csi_plugins
@@ -1226,15 +1227,7 @@ impl EventContext<'_> {
             actions.push(TimelineAction::StopJob(job_id));
         }
         if let Some(health) = &event.plugin_controller_health {
-            let Some(&plugin) = self.plugin_ids.get(health.plugin.as_str()) else {
-                return Err(EventError::Invalid((
-                    Some(at),
-                    format!(
-                        "{path}.plugin_controller_health.plugin: no plugin with id \"{}\" under plugins",
-                        health.plugin
-                    ),
-                )));
-            };
+            let plugin = plugin(&health.plugin, "plugin_controller_health.plugin")?;
             actions.push(TimelineAction::PluginControllerHealth {
                 plugin,
                 healthy: health.healthy,
@@ -1242,18 +1235,9 @@ impl EventContext<'_> {
         }
         if let Some(update) = &event.update_job {
             let job_id = job(&update.job, "update_job.job")?;
-            let spec = &self.jobs[job_id.index()];
             let mut overrides = Vec::new();
             for (name, raw) in update.groups.iter().flatten() {
-                let Some(group) = spec.groups.iter().position(|g| &g.name == name) else {
-                    return Err(EventError::Invalid((
-                        Some(at),
-                        format!(
-                            "{path}.update_job.groups: job \"{}\" has no group \"{name}\"",
-                            update.job
-                        ),
-                    )));
-                };
+                let group = group(job_id, &update.job, name, "update_job.groups")?;
                 if let Some(count) = raw.count {
                     check_allocation_count(
                         count.0,

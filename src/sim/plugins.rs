@@ -101,6 +101,13 @@ impl Simulation<'_> {
         }
         state.plugin_present[slot] = true;
         state.plugin_healthy[slot] = healthy;
+        self.announce_plugin_health(node, plugin, healthy);
+    }
+
+    /// What follows a node plugin's health change, however it came (the
+    /// `plugin_health` event or a plugin allocation): a trace row, and a
+    /// plugin turning healthy unblocks evaluations (a node update).
+    pub(super) fn announce_plugin_health(&mut self, node: NodeId, plugin: PluginId, healthy: bool) {
         let detail = format!(
             "{} {}",
             self.scenario.plugins[plugin.index()].name,

@@ -160,19 +160,7 @@ impl Simulation<'_> {
                     .position(|p| p.plugin == plugin)
                     .expect("validated: the node runs the plugin");
                 self.nodes[node.index()].plugin_healthy[slot] = healthy;
-                let detail = format!(
-                    "{} {}",
-                    self.scenario.plugins[plugin.index()].name,
-                    if healthy { "healthy" } else { "unhealthy" }
-                );
-                self.record(|t| {
-                    TraceRecord::new(t, TraceKind::PluginHealth)
-                        .node(node)
-                        .detail(detail)
-                });
-                if healthy {
-                    self.unblock_class(node);
-                }
+                self.announce_plugin_health(node, plugin, healthy);
             }
             TimelineAction::PluginControllerHealth { plugin, healthy } => {
                 self.set_controller_health(plugin, healthy);
