@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 plansim="${1:-}"
 if [[ -z "$plansim" ]]; then
   cargo build --release --locked --quiet
-  plansim=target/release/plansim
+  plansim="${CARGO_TARGET_DIR:-target}/release/plansim"
 fi
 limit_kib=1048576
 seconds=5

@@ -41,7 +41,7 @@ if ! "$venv/bin/python" -c 'import simpy, yaml' 2>/dev/null; then
   "$venv/bin/pip" install --quiet simpy pyyaml
 fi
 cargo build --release --locked --quiet
-plansim=target/release/plansim
+plansim="${CARGO_TARGET_DIR:-target}/release/plansim"
 model=("$venv/bin/python" scripts/peer_simpy_workload.py "$scenario")
 timed_model=("${model[@]}")
 if [ "${PEER_LIBM_POW:-0}" = 1 ]; then

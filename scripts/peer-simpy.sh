@@ -14,7 +14,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 cargo build --release --quiet --example mm1
 simpy_line="$("$venv/bin/python" scripts/peer_simpy_mm1.py "$customers")"
-plansim_line="$(target/release/examples/mm1 "$customers")"
+plansim_line="$("${CARGO_TARGET_DIR:-target}/release/examples/mm1" "$customers")"
 echo "$simpy_line"
 echo "$plansim_line"
 rate() { sed -n 's/.*events_per_s=\([0-9]*\).*/\1/p' <<<"$1"; }

@@ -31,7 +31,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 cargo build --release --locked -q
-target/release/plansim run scenarios/csi-single-reader-count2.yaml --report "$work/report" --quiet
+"${CARGO_TARGET_DIR:-target}/release/plansim" run scenarios/csi-single-reader-count2.yaml --report "$work/report" --quiet
 page="$work/report/scenario-csi-single-reader-count2.html"
 test -s "$page" || { echo "report-screenshot: the report page was not written" >&2; exit 1; }
 
