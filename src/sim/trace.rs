@@ -44,6 +44,7 @@ pub enum TraceKind {
     ClientStopped,
     Migrate,
     DrainComplete,
+    PromoteDeployment,
 }
 
 impl TraceKind {
@@ -86,6 +87,7 @@ impl TraceKind {
             TraceKind::ClientStopped => "client_stopped",
             TraceKind::Migrate => "migrate",
             TraceKind::DrainComplete => "drain_complete",
+            TraceKind::PromoteDeployment => "promote_deployment",
         }
     }
 }
