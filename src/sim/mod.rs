@@ -9,12 +9,14 @@ pub mod claims;
 mod client;
 mod deployment;
 mod disconnect;
+mod distinct_invariants;
 mod drain;
 pub mod feasibility;
 mod health;
 mod initial;
 mod invariants;
 mod placement;
+mod plugin_drain;
 mod plugins;
 pub mod rank;
 pub mod reschedule;
@@ -234,6 +236,8 @@ struct Simulation<'s> {
     disconnects: disconnect::Disconnects,
     /// Nodes being drained with a drain strategy, and pending marks.
     drains: drain::Drains,
+    /// Node plugin allocations a drain marked, and why (plugin_drain.rs).
+    plugin_marks: plugin_drain::PluginMarks,
 }
 
 impl<'s> Simulation<'s> {
@@ -338,6 +342,7 @@ impl<'s> Simulation<'s> {
             deploy_times: Vec::new(),
             disconnects: Default::default(),
             drains: Default::default(),
+            plugin_marks: Default::default(),
         }
     }
 
