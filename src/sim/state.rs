@@ -27,8 +27,6 @@ pub struct NodeState {
     pub used_memory: u64,
     /// Health of each node plugin, parallel to the spec's `csi_plugins`.
     pub plugin_healthy: Vec<bool>,
-    /// Live allocations on this node, per task group (for anti-affinity).
-    pub group_allocs: BTreeMap<GroupRef, u32>,
     /// Live allocations on this node.
     pub allocs: BTreeSet<AllocId>,
     /// Server claims held on this node, per volume (Nomad's CSIVolumesByNodeID,
