@@ -116,7 +116,9 @@ impl FitnessCache {
     ) -> f64 {
         let cell = &self.entries[node.index()];
         let cached = cell.get();
-        if cached.used_cpu == used_cpu && cached.used_memory == used_memory && !cached.score.is_nan()
+        if cached.used_cpu == used_cpu
+            && cached.used_memory == used_memory
+            && !cached.score.is_nan()
         {
             return cached.score;
         }
@@ -152,6 +154,23 @@ mod tests {
         let live_counts: Vec<u32> = counts.iter().map(|c| c.live).collect();
         assert_eq!(live_counts, vec![0, 0, 0, 1, 0, 1, 0, 0]);
         assert!(live.of_group(GroupRef::new(JobId(1), 0)).is_empty());
+    }
+
+    #[test]
+    fn alloc_set_keeps_id_order() {
+        use super::super::state::AllocSet;
+        let mut set = AllocSet::default();
+        for id in [2, 5, 9] {
+            assert!(set.insert(AllocId(id)));
+        }
+        assert!(set.insert(AllocId(4)), "an older id goes in its place");
+        assert!(!set.insert(AllocId(5)));
+        assert!(set.remove(&AllocId(2)));
+        assert!(!set.remove(&AllocId(2)));
+        assert!(set.contains(&AllocId(9)) && !set.contains(&AllocId(2)));
+        let ids: Vec<u32> = set.iter().map(|id| id.0).collect();
+        assert_eq!(ids, vec![4, 5, 9]);
+        assert_eq!(set.len(), 3);
     }
 
     #[test]

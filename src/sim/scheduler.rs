@@ -6,10 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::claims::{write_claims_exhausted, write_schedulable};
-use super::hot::GroupCounts;
 use super::feasibility::{
     FilterReason, PlacementFailure, constraint_holds_at, plan_aware_claim_check, top_reason,
 };
+use super::hot::GroupCounts;
 use super::rank::{self, MAX_SKIP, SKIP_THRESHOLD};
 use super::reschedule::{RESCHEDULE_WINDOW, followup_windows, reschedule_eligible};
 use super::state::{AllocState, JobStatus};
