@@ -920,7 +920,7 @@ fn readme_numbers_are_the_committed_results() {
     let readme = section(
         &readme_all,
         "**`per-alloc-nodes-needed`**",
-        "## Performance",
+        "**`rolling-update-duration`**",
     );
     let runs = rows("results/experiments/per-alloc-nodes-needed/runs.csv");
     let most = runs
@@ -948,41 +948,114 @@ fn readme_numbers_are_the_committed_results() {
         full_at("plan-aware"),
         "plan-aware first_full_s",
     );
+    rolling_update_duration_numbers(&readme_all);
 }
 
-/// README's command table lists every flag of every command, as
-/// `plansim COMMAND --help` shows them (so `merge --quiet` cannot go
-/// missing again), and says where the journal and traces go.
-#[test]
-fn readme_command_table_lists_every_flag() {
-    let readme = read("README.md");
-    for command in ["run", "validate", "diff", "sweep", "merge"] {
-        let row = readme
-            .lines()
-            .find(|line| line.starts_with(&format!("| `plansim {command} ")))
-            .unwrap_or_else(|| panic!("README's command table lacks {command}"));
-        let help = common::plansim(&[command, "--help"]);
-        let help = String::from_utf8_lossy(&help.stdout);
-        // Option lines start with the flag: `  -o, --out <DIR>  ...`.
-        let flags: Vec<&str> = help
-            .lines()
-            .filter(|line| line.trim_start().starts_with('-'))
-            .filter_map(|line| line.split_whitespace().find(|w| w.starts_with("--")))
-            .map(|flag| flag.trim_end_matches(','))
-            .filter(|flag| *flag != "--help")
+/// The numbers in `text`, in order ("195 s (135 s)" gives 195 and 135).
+fn numbers_in(text: &str) -> Vec<f64> {
+    text.split(|c: char| !c.is_ascii_digit() && c != '.')
+        .map(|word| word.trim_matches('.'))
+        .filter(|word| !word.is_empty())
+        .map(|word| word.parse().unwrap())
+        .collect()
+}
+
+/// README's text after `from` up to the next `to`, `from` excluded.
+fn between<'a>(text: &'a str, from: &str, to: &str) -> &'a str {
+    let rest = &section(text, from, to)[from.len()..];
+    rest.find(to).map_or(rest, |end| &rest[..end])
+}
+
+/// README's `rolling-update-duration` table (time to deploy and
+/// unavailability per node detach latency, `max_parallel` 1) and the
+/// figures around it are the committed aggregate's means.
+fn rolling_update_duration_numbers(readme: &str) {
+    let text = section(
+        readme,
+        "**`rolling-update-duration`**",
+        "What changed when each policy",
+    );
+    let aggregate = rows("results/experiments/rolling-update-duration/aggregate.csv");
+    let mean = |scheduler: &str, detach: &str, parallel: &str, metric: &str| {
+        aggregate
+            .iter()
+            .find(|r| {
+                r["scheduler"] == scheduler
+                    && r["cluster.node_detach_latency"] == detach
+                    && r["jobs[db].update.max_parallel"] == parallel
+            })
+            .map(|r| number(r, &format!("{metric}_mean")))
+            .unwrap_or_else(|| panic!("no row for {scheduler} {detach} {parallel}"))
+    };
+    let mut table_rows = 0;
+    let raw = read("README.md");
+    let raw_text = section(
+        &raw,
+        "**`rolling-update-duration`**",
+        "What changed when each policy",
+    );
+    for line in raw_text.lines() {
+        let cells: Vec<&str> = line
+            .trim()
+            .trim_matches('|')
+            .split('|')
+            .map(str::trim)
             .collect();
-        assert!(
-            command == "validate" || !flags.is_empty(),
-            "{command}: {help}"
-        );
-        for flag in flags {
-            assert!(
-                row.contains(flag),
-                "README's {command} row lacks {flag}: {row}"
+        let detach = match cells.first().copied() {
+            Some("1 s") => "1s",
+            Some("10 s") => "10s",
+            Some("30 s") => "30s",
+            Some("1 min") => "1m",
+            Some("2 min") => "2m",
+            _ => continue,
+        };
+        assert_eq!(cells.len(), 4, "{line}");
+        for (cell, policy) in cells[1..].iter().zip(["naive", "validate", "plan-aware"]) {
+            let shown = numbers_in(cell);
+            assert_eq!(shown.len(), 2, "{cell}");
+            rounds_to(
+                shown[0],
+                mean(policy, detach, "1", "time_to_deploy_s"),
+                cell,
             );
+            rounds_to(shown[1], mean(policy, detach, "1", "unavailable_s"), cell);
         }
+        table_rows += 1;
     }
-    let flat = flat_readme();
-    assert!(flat.contains("`.plansim-journal.csv` (in DIR itself)"));
-    assert!(flat.contains("`--trace` writes only into `--out DIR`"));
+    assert_eq!(table_rows, 5, "one row per node detach latency");
+    let scaling = numbers_in(between(text, "1 / `max_parallel` (", " for plan-aware"));
+    assert_eq!(scaling.len(), 4, "{scaling:?}");
+    for (value, parallel) in scaling.iter().zip(["1", "2", "3", "6"]) {
+        rounds_to(
+            *value,
+            mean("plan-aware", "2m", parallel, "time_to_deploy_s"),
+            parallel,
+        );
+    }
+    // The ranges over the grid, leaving out the points without any.
+    let range = |scheduler: &str, metric: &str| {
+        let values: Vec<f64> = aggregate
+            .iter()
+            .filter(|r| r["scheduler"] == scheduler)
+            .map(|r| number(r, &format!("{metric}_mean")))
+            .filter(|&v| v > 0.0)
+            .collect();
+        let low = values.iter().copied().fold(f64::MAX, f64::min);
+        vec![low, values.iter().copied().fold(0.0, f64::max)]
+    };
+    assert_eq!(
+        numbers_in(between(text, "waits):", "failed allocations")),
+        range("naive", "reschedules")
+    );
+    assert_eq!(
+        numbers_in(between(text, "retries the refused claim (", "refusals")),
+        range("validate", "claim_failures")
+    );
+    assert!(
+        aggregate
+            .iter()
+            .filter(|r| r["scheduler"] == "plan-aware")
+            .all(|r| number(r, "claim_failures_max") == 0.0 && number(r, "reschedules_max") == 0.0),
+        "README says plan-aware is never refused and never failed"
+    );
 }

@@ -133,6 +133,18 @@ impl Simulation<'_> {
         budget.saturating_sub(placing)
     }
 
+    /// Whether the allocation was placed by its job's active deployment and
+    /// found unhealthy there (`DeploymentStatus.IsUnhealthy`): while such an
+    /// allocation waits for its reschedule, reconcile.go computeLimit (1.2.6)
+    /// and reconcile_cluster.go computeUnderProvisionedBy (2.0.5) allow no
+    /// destructive update of its group.
+    pub(super) fn unhealthy_in_active_deployment(&self, id: AllocId) -> bool {
+        let alloc = &self.allocs[id.index()];
+        alloc.deploy_health == Some(false)
+            && alloc.deployment.is_some()
+            && alloc.deployment == self.active_deployment(alloc.group.job).map(|d| d.seq)
+    }
+
     /// A placement was committed: an allocation of the job's active
     /// deployment is watched for health from now.
     pub(super) fn watch_deployment_alloc(&mut self, id: AllocId) {

@@ -389,6 +389,7 @@ impl Simulation<'_> {
             let version = self.jobs[job.index()].version;
             let placing_before = wants.len();
             let mut outdated = Vec::new();
+            let mut deployment_held = false;
             for index in 0..count {
                 let Some(&id) = latest.get(&index) else {
                     wants.push(Want {
@@ -439,15 +440,28 @@ impl Simulation<'_> {
                     // the moment it became unknown (computeDisconnecting);
                     // it keeps running beside its replacement.
                     AllocState::Failed | AllocState::Unknown => {
-                        let Some(due) = reschedule_eligible(
+                        let due = reschedule_eligible(
                             &group_spec.reschedule,
                             &alloc.reschedule_history,
                             alloc.failed_at,
-                        ) else {
+                        );
+                        let followup_due = alloc.followup_at.is_some_and(|at| at <= now);
+                        let now_due =
+                            due.is_some_and(|due| followup_due || due <= now + RESCHEDULE_WINDOW);
+                        // filterByRescheduleable keeps a failed allocation
+                        // not rescheduled now among the untainted, where an
+                        // unhealthy one of the deployment stops every
+                        // destructive update (computeLimit).
+                        if !now_due
+                            && alloc.state == AllocState::Failed
+                            && self.unhealthy_in_active_deployment(id)
+                        {
+                            deployment_held = true;
+                        }
+                        let Some(due) = due else {
                             continue;
                         };
-                        let followup_due = alloc.followup_at.is_some_and(|at| at <= now);
-                        if followup_due || due <= now + RESCHEDULE_WINDOW {
+                        if now_due {
                             wants.push(Want {
                                 group,
                                 index,
@@ -464,7 +478,11 @@ impl Simulation<'_> {
             // Destructive updates, lowest index first (computeDestructiveUpdates),
             // as many as the deployment allows: stop the old allocation and
             // place its replacement in the same plan.
-            let budget = self.destructive_budget(group, wants.len() - placing_before);
+            let budget = if deployment_held {
+                0
+            } else {
+                self.destructive_budget(group, wants.len() - placing_before)
+            };
             for (index, id) in outdated.into_iter().take(budget) {
                 stops.push(id);
                 wants.push(Want {
