@@ -139,7 +139,7 @@ mod tests {
 
     #[test]
     fn live_allocs_follow_inserts_and_removals() {
-        let group = GroupRef::new(JobId(0), 1);
+        let group = GroupRef::new(JobId(1), 1);
         let mut live = LiveAllocs::new([1, 2].into_iter());
         for (i, node) in [3, 5, 3, 7].into_iter().enumerate() {
             live.insert(AllocId::from_index(i), group, NodeId(node));
@@ -153,7 +153,7 @@ mod tests {
         live.count_on_nodes(group, &mut counts);
         let live_counts: Vec<u32> = counts.iter().map(|c| c.live).collect();
         assert_eq!(live_counts, vec![0, 0, 0, 1, 0, 1, 0, 0]);
-        assert!(live.of_group(GroupRef::new(JobId(1), 0)).is_empty());
+        assert!(live.of_group(GroupRef::new(JobId(0), 0)).is_empty());
     }
 
     #[test]
