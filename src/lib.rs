@@ -14,3 +14,4 @@ pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod sim;
+pub mod sweep;

@@ -4,7 +4,11 @@
 //! ever violated and no claim is ever refused (but for a ControllerPublish
 //! when a required controller is down). Jobs may be system or sysbatch, the
 //! plugin may come from a system plugin job, and need a controller whose
-//! health events flip.
+//! health events flip. Jobs may carry spread, affinity, distinct_hosts and
+//! distinct_property blocks over racks and datacenters; the plugin job may
+//! be a system job (monolith, or node plugin beside a controller job) or a
+//! service job, and drains (with deadlines, ignoring system jobs or not)
+//! hit the nodes that run it.
 
 mod common;
 
@@ -46,6 +50,13 @@ struct Job {
     /// Every task's `healthy_after`, in seconds (0: healthy at once).
     healthy_after_s: u32,
     groups: Vec<Group>,
+    /// Placement preferences (service and batch jobs): bit 0 a job-level
+    /// distinct_hosts, bit 1 a group-level one on g0, bit 2 a job-level
+    /// distinct_property on the rack (limit `limit`), bit 3 a spread over
+    /// racks, bit 4 an affinity for a rack, bit 5 a spread over
+    /// datacenters with targets.
+    prefs: u8,
+    limit: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -80,6 +91,14 @@ struct World {
     controller_required: bool,
     /// The node plugin comes from a system plugin job, not the nodes.
     plugin_job: bool,
+    /// The plugin job's shape: 0 a system monolith, 1 a system node
+    /// plugin (with a controller from a service job when one is required),
+    /// 2 a service job running the node plugin (count: the node count,
+    /// distinct_hosts), which 1.2.6 drains like any other job.
+    plugin_shape: usize,
+    /// Racks and datacenters of the nodes (for spread, affinity and
+    /// distinct_property): node i is in rack `racks[i] % 3` and dc1 or dc2.
+    racks: Vec<(u8, bool)>,
 }
 
 fn group() -> impl Strategy<Value = Group> {
@@ -120,14 +139,19 @@ fn job() -> impl Strategy<Value = Job> {
         prop::option::of(1u32..600),
         prop::collection::vec(group(), 1..3),
         prop::sample::select(vec![0u32, 0, 5, 45]),
+        (prop::bool::weighted(0.4), 0u8..64, 1u32..3),
     )
-        .prop_map(|(kind, submit_s, run_for_s, groups, healthy_after_s)| Job {
-            kind,
-            submit_s,
-            run_for_s,
-            healthy_after_s,
-            groups,
-        })
+        .prop_map(
+            |(kind, submit_s, run_for_s, groups, healthy_after_s, (any_prefs, prefs, limit))| Job {
+                kind,
+                submit_s,
+                run_for_s,
+                healthy_after_s,
+                groups,
+                prefs: if any_prefs { prefs } else { 0 },
+                limit,
+            },
+        )
 }
 
 fn action() -> impl Strategy<Value = Action> {
@@ -179,7 +203,11 @@ fn world() -> impl Strategy<Value = World> {
             4,
         ),
         prop::bool::weighted(0.3),
-        prop::bool::weighted(0.3),
+        (
+            prop::bool::weighted(0.3),
+            0usize..3,
+            prop::collection::vec((0u8..3, prop::bool::weighted(0.3)), 6),
+        ),
     )
         .prop_map(
             |(
@@ -191,7 +219,7 @@ fn world() -> impl Strategy<Value = World> {
                 events,
                 capabilities,
                 controller_required,
-                plugin_job,
+                (plugin_job, plugin_shape, racks),
             )| World {
                 workers,
                 enforcing,
@@ -202,8 +230,76 @@ fn world() -> impl Strategy<Value = World> {
                 events,
                 controller_required,
                 plugin_job,
+                plugin_shape,
+                racks,
             },
         )
+}
+
+/// A job's spread, affinity, distinct_hosts and distinct_property blocks.
+fn preferences(job: &Job) -> String {
+    let mut out = String::new();
+    let mut constraints = Vec::new();
+    if job.prefs & 1 != 0 {
+        constraints.push("{operator: distinct_hosts}".to_string());
+    }
+    if job.prefs & 4 != 0 {
+        constraints.push(format!(
+            "{{attribute: \"${{attr.rack}}\", operator: distinct_property, value: \"{}\"}}",
+            job.limit
+        ));
+    }
+    if !constraints.is_empty() {
+        out += &format!("    constraints: [{}]\n", constraints.join(", "));
+    }
+    let mut spreads = Vec::new();
+    if job.prefs & 8 != 0 {
+        spreads.push("{attribute: \"${attr.rack}\", weight: 50}".to_string());
+    }
+    if job.prefs & 32 != 0 {
+        spreads.push(
+            "{attribute: \"${node.datacenter}\", weight: 30, targets: [{value: dc1, percent: 70}, {value: dc2, percent: 30}]}"
+                .to_string(),
+        );
+    }
+    if !spreads.is_empty() {
+        out += &format!("    spread: [{}]\n", spreads.join(", "));
+    }
+    if job.prefs & 16 != 0 {
+        out += "    affinity: [{attribute: \"${attr.rack}\", operator: \"=\", value: r1, weight: 40}]\n";
+    }
+    out
+}
+
+/// The jobs that run the CSI plugin, by `plugin_shape`.
+fn plugin_jobs(world: &World) -> String {
+    let task = |kind: &str| {
+        format!(
+            "        tasks: [{{name: driver, cpu: 50, memory: 64, csi_plugin: {{id: csi, type: {kind}}}}}]\n"
+        )
+    };
+    let head = |id: &str, kind: &str| {
+        format!("  - id: {id}\n    type: {kind}\n    datacenters: [dc1, dc2]\n")
+    };
+    match world.plugin_shape {
+        0 => {
+            head("csi-nodes", "system") + "    groups:\n      - name: plugin\n" + &task("monolith")
+        }
+        1 => {
+            head("csi-nodes", "system")
+                + "    groups:\n      - name: plugin\n"
+                + &task("node")
+                + &head("csi-controller", "service")
+                + "    groups:\n      - name: controller\n"
+                + &task("controller")
+        }
+        _ => {
+            head("csi-nodes", "service")
+                + "    constraints: [{operator: distinct_hosts}]\n    groups:\n      - name: plugin\n"
+                + &format!("        count: {}\n", world.nodes.len())
+                + &task("monolith")
+        }
+    }
 }
 
 /// The world as a scenario file: what the loader sees is what users write.
@@ -213,11 +309,16 @@ fn yaml(world: &World) -> String {
         world.workers
     );
     for (i, (max_volumes, healthy, cpu)) in world.nodes.iter().enumerate() {
+        let (rack, dc2) = world.racks[i];
+        let place = format!(
+            "datacenter: dc{}, attributes: {{rack: r{rack}}}, ",
+            if dc2 { 2 } else { 1 }
+        );
         if world.plugin_job {
-            out += &format!("  - {{id: n{i}, cpu: {cpu}, memory: 8192}}\n");
+            out += &format!("  - {{id: n{i}, {place}cpu: {cpu}, memory: 8192}}\n");
         } else {
             out += &format!(
-                "  - {{id: n{i}, cpu: {cpu}, memory: 8192, csi_plugins: [{{id: csi, healthy: {healthy}, max_volumes: {max_volumes}}}]}}\n"
+                "  - {{id: n{i}, {place}cpu: {cpu}, memory: 8192, csi_plugins: [{{id: csi, healthy: {healthy}, max_volumes: {max_volumes}}}]}}\n"
             );
         }
     }
@@ -256,9 +357,13 @@ fn yaml(world: &World) -> String {
     for (j, job) in world.jobs.iter().enumerate() {
         let kind = ["service", "batch", "system", "sysbatch"][job.kind];
         out += &format!(
-            "  - id: j{j}\n    type: {kind}\n    submit_at: {}s\n    groups:\n",
+            "  - id: j{j}\n    type: {kind}\n    submit_at: {}s\n    datacenters: [dc1, dc2]\n",
             job.submit_s
         );
+        if job.kind < 2 {
+            out += &preferences(job);
+        }
+        out += "    groups:\n";
         for (g, group) in job.groups.iter().enumerate() {
             // A system group runs at most one allocation per node.
             let count = if job.kind >= 2 {
@@ -267,6 +372,9 @@ fn yaml(world: &World) -> String {
                 group.count
             };
             out += &format!("      - name: g{g}\n        count: {count}\n");
+            if g == 0 && job.kind < 2 && job.prefs & 2 != 0 {
+                out += "        constraints: [{operator: distinct_hosts}]\n";
+            }
             let (window, stop_after, max_parallel) = group.disconnect;
             if let Some(s) = window {
                 out += &format!("        max_client_disconnect: {s}s\n");
@@ -310,7 +418,7 @@ fn yaml(world: &World) -> String {
         }
     }
     if world.plugin_job {
-        out += "  - id: csi-nodes\n    type: system\n    groups:\n      - name: plugin\n        tasks: [{name: driver, cpu: 50, memory: 64, csi_plugin: {id: csi, type: monolith}}]\n";
+        out += &plugin_jobs(world);
     }
     let nodes = world.nodes.len();
     let jobs = world.jobs.len();
@@ -387,7 +495,9 @@ proptest! {
             let m = &output.metrics;
             prop_assert!(m.running <= m.placed, "{policy}: {m:?}");
             prop_assert!(m.reschedules <= m.client_failures, "{policy}: a reschedule replaces a failure: {m:?}");
-            let groups: usize = world.jobs.iter().map(|j| j.groups.len()).sum();
+            let plugin_groups = if world.plugin_job { 2 } else { 0 };
+            let groups: usize =
+                world.jobs.iter().map(|j| j.groups.len()).sum::<usize>() + plugin_groups;
             prop_assert!(
                 m.unavailable_time <= scenario.horizon.saturating_mul(groups as u64),
                 "{policy}: a group is unavailable at most the whole run: {m:?}"

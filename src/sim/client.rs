@@ -450,6 +450,12 @@ impl Simulation<'_> {
             self.await_claim_gc(id, volume);
             return;
         }
+        if self.node_plugin_stopped(id, volume) {
+            // The unmount goes through the node plugin, whose allocations
+            // stopped here: it fails, and the claim GC retries it.
+            self.await_claim_gc(id, volume);
+            return;
+        }
         self.detach(id, volume, ClaimState::NodeDetached);
         let controller = self.scenario.cluster.controller_detach_latency;
         self.after(controller, Event::ControllerDetach(id, volume));

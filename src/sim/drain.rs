@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::plugin_drain::PluginMark;
 use super::state::AllocState;
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
@@ -75,7 +76,7 @@ impl Simulation<'_> {
 
     /// Whether the drainer leaves `job` for last: system jobs, and from 1.3
     /// jobs that run a CSI plugin.
-    fn drained_last(&self, job: JobId) -> bool {
+    pub(super) fn drained_last(&self, job: JobId) -> bool {
         let spec = &self.scenario.jobs[job.index()];
         match spec.kind {
             JobKind::System => true,
@@ -154,6 +155,7 @@ impl Simulation<'_> {
         if let Some(at) = wake {
             self.queue_drain_pass(at);
         }
+        self.note_plugin_marks(&marks, PluginMark::Migrating);
         self.mark_in_batch(marks);
         let nodes: Vec<(NodeId, DrainSpec, Millis)> = self
             .drains
@@ -165,12 +167,14 @@ impl Simulation<'_> {
             let deadlined = spec.deadline.is_some_and(|d| now >= since + d);
             if deadlined {
                 let left = self.remaining_allocs(node, spec);
+                self.note_plugin_marks(&left, PluginMark::Deadline);
                 self.mark_in_batch(left);
                 self.drain_complete(node, "deadline reached");
             } else if self.drain_done(node) {
                 // The rest (system jobs) go without batching (drainer.go
                 // handleMigratedAllocs).
                 let left = self.remaining_allocs(node, spec);
+                self.note_plugin_marks(&left, PluginMark::Done);
                 self.mark_now(&left);
                 self.drain_complete(node, "done");
             }

@@ -113,10 +113,9 @@ impl Simulation<'_> {
         }
         for (index, node) in self.nodes.iter().enumerate() {
             let spec = &self.scenario.nodes[index];
-            // A drain never leaves a volume published on a node whose node
-            // plugin is gone. Today's node plugins are static (a drain
-            // cannot remove them), so this guards the model's bookkeeping;
-            // with plugin allocations it checks that they go last.
+            // A volume is published only on a node that has (or had) its
+            // node plugin; what a drain may do to a plugin job's plugin is
+            // checked by `check_drain_plugin_invariant`.
             for volume in node.published_volumes.keys() {
                 let plugin = self.scenario.volumes[volume.index()].plugin;
                 assert!(
@@ -253,5 +252,7 @@ impl Simulation<'_> {
             );
         }
         self.check_plugin_invariants();
+        self.check_drain_plugin_invariant();
+        self.check_distinct_invariants();
     }
 }

@@ -9,6 +9,7 @@ pub mod claims;
 mod client;
 mod deployment;
 mod disconnect;
+mod distinct_invariants;
 mod drain;
 pub mod feasibility;
 mod health;
@@ -16,6 +17,7 @@ mod hot;
 mod initial;
 mod invariants;
 mod placement;
+mod plugin_drain;
 mod plugins;
 pub mod rank;
 pub mod reschedule;
@@ -242,6 +244,8 @@ struct Simulation<'s> {
     /// The applier's scratch index from node to its part of a plan
     /// (`u32::MAX`: none), reset after every plan.
     node_slot: Vec<u32>,
+    /// Node plugin allocations a drain marked, and why (plugin_drain.rs).
+    plugin_marks: plugin_drain::PluginMarks,
 }
 
 impl<'s> Simulation<'s> {
@@ -346,6 +350,7 @@ impl<'s> Simulation<'s> {
             live: hot::LiveAllocs::new(scenario.jobs.iter().map(|j| j.groups.len())),
             fitness: hot::FitnessCache::new(scenario.nodes.len()),
             node_slot: vec![u32::MAX; scenario.nodes.len()],
+            plugin_marks: Default::default(),
         }
     }
 

@@ -220,7 +220,7 @@ pub(super) struct Preferences {
 /// Whether a distinct_hosts constraint is on: the first one in the list
 /// decides. 1.2.6 enforces it whatever its value; 2.0.5 reads the value as
 /// a boolean (empty or unparsable: on).
-fn distinct_hosts(constraints: &[Constraint], version: NomadVersion) -> bool {
+pub(super) fn distinct_hosts(constraints: &[Constraint], version: NomadVersion) -> bool {
     constraints
         .iter()
         .find(|c| c.operator == ConstraintOperator::DistinctHosts)

@@ -122,6 +122,7 @@ impl Simulation<'_> {
                 self.nodes[node.index()].eligible = false;
                 self.record(|t| TraceRecord::new(t, TraceKind::NodeDrain).node(node));
                 let live = self.live_allocs_on(node);
+                self.note_plugin_marks(&live, super::plugin_drain::PluginMark::Forced);
                 for &id in &live {
                     self.allocs[id.index()].migrate = true;
                 }

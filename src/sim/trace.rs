@@ -44,6 +44,7 @@ pub enum TraceKind {
     ClientStopped,
     Migrate,
     DrainComplete,
+    NodeDetachFailed,
 }
 
 impl TraceKind {
@@ -86,6 +87,7 @@ impl TraceKind {
             TraceKind::ClientStopped => "client_stopped",
             TraceKind::Migrate => "migrate",
             TraceKind::DrainComplete => "drain_complete",
+            TraceKind::NodeDetachFailed => "node_detach_failed",
         }
     }
 }

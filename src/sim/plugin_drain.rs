@@ -1,0 +1,163 @@
+//! What a drain does to the CSI node plugins that plugin jobs run, and to
+//! the volumes they serve.
+//!
+//! Nomad's drainer stops system jobs (and, from 1.3, every job running a
+//! CSI plugin) last: only once every other allocation on the node has a
+//! terminal *client* status (nomad/drainer/draining_node.go `IsDone`), so
+//! that those allocations can still unmount through the plugin. But the
+//! client reports its allocation terminal when the tasks stop, before its
+//! csi_hook's Postrun unmounts the volumes (client/allocrunner
+//! alloc_runner.go `Run`: `runTasks`, then `postrun`), and at a drain's
+//! deadline, or in a forced drain, everything is stopped at once. So the
+//! guarantee is the order of the stops, not of the unmounts:
+//! - where the drainer stopped the plugin allocation because the node was
+//!   done (no deadline reached, not forced, the plugin's job drained last),
+//!   no live allocation of a job drained before it still has a volume of
+//!   that plugin published there
+//!   (asserted by `check_drain_plugin_invariant`);
+//! - a stopped allocation's unmount that comes after the plugin stopped
+//!   fails (`csimanager` finds no plugin), and the claim stays published
+//!   until the claim GC's retry finds the plugin back or the node down.
+//!   Each such failure is a `node_detach_failed` trace row: the run counts
+//!   the condition rather than hiding it.
+
+use std::collections::BTreeMap;
+
+use super::Simulation;
+use super::trace::{TraceKind, TraceRecord};
+use crate::model::ids::{AllocId, NodeId, VolumeId};
+
+/// Why the drainer marked a node plugin allocation for migration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PluginMark {
+    /// The node was done: everything else on it had stopped.
+    Done,
+    /// The drain's deadline was reached: everything left at once.
+    Deadline,
+    /// A forced drain (the short form): everything at once.
+    Forced,
+    /// Like any other job's allocation (1.2.6: a plugin run by a service
+    /// job is not left for last).
+    Migrating,
+}
+
+/// The node plugin allocations the drainer marked, and why.
+#[derive(Default)]
+pub(super) struct PluginMarks(BTreeMap<AllocId, PluginMark>);
+
+impl Simulation<'_> {
+    /// Remembers why the drainer marked those of `allocs` that run a node
+    /// plugin (other allocations are not looked at again).
+    pub(super) fn note_plugin_marks(&mut self, allocs: &[AllocId], why: PluginMark) {
+        for &id in allocs {
+            if self.runs_node_plugin(id) {
+                self.plugin_marks.0.entry(id).or_insert(why);
+            }
+        }
+    }
+
+    fn runs_node_plugin(&self, id: AllocId) -> bool {
+        let group = self.allocs[id.index()].group;
+        self.scenario.jobs[group.job.index()].groups[group.group_index()]
+            .csi_plugins
+            .iter()
+            .any(|t| t.kind.runs_node())
+    }
+
+    /// Whether the node unpublish of `volume` for the stopped allocation
+    /// `id` fails because the plugin jobs' allocations that provided its
+    /// node plugin there have all stopped (a plugin the node declares
+    /// itself never stops). Records a `node_detach_failed` row when so.
+    pub(super) fn node_plugin_stopped(&mut self, id: AllocId, volume: VolumeId) -> bool {
+        let node = self.allocs[id.index()].node;
+        let plugin = self.scenario.volumes[volume.index()].plugin;
+        let slot = self.scenario.nodes[node.index()]
+            .csi_plugins
+            .iter()
+            .position(|p| p.plugin == plugin && p.from_job);
+        let Some(slot) = slot else {
+            return false;
+        };
+        if self.nodes[node.index()].plugin_providers[slot] > 0 {
+            return false;
+        }
+        let drained = self.plugin_stopped_by(node, plugin.index());
+        let detail = format!(
+            "CSI plugin {} is not running on client {}{}",
+            self.scenario.plugins[plugin.index()].name,
+            self.node_name(node),
+            match drained {
+                Some(PluginMark::Done) => " (stopped by the drain once the node was done)",
+                Some(PluginMark::Deadline) => " (stopped at the drain's deadline)",
+                Some(PluginMark::Forced) => " (stopped by a forced drain)",
+                Some(PluginMark::Migrating) => " (migrated by the drain)",
+                None => "",
+            }
+        );
+        let alloc = &self.allocs[id.index()];
+        let (group, index) = (alloc.group, alloc.index);
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::NodeDetachFailed)
+                .alloc(group, index)
+                .node(node)
+                .volume(volume)
+                .detail(detail)
+        });
+        true
+    }
+
+    /// Why the drainer stopped the latest terminal allocation that ran
+    /// `plugin`'s node plugin on `node`, if a drain did.
+    fn plugin_stopped_by(&self, node: NodeId, plugin: usize) -> Option<PluginMark> {
+        self.plugin_marks
+            .0
+            .iter()
+            .rev()
+            .find(|(id, _)| {
+                let alloc = &self.allocs[id.index()];
+                alloc.node == node
+                    && !alloc.is_live()
+                    && self.scenario.jobs[alloc.group.job.index()].groups[alloc.group.group_index()]
+                        .csi_plugins
+                        .iter()
+                        .any(|t| t.kind.runs_node() && t.plugin.index() == plugin)
+            })
+            .map(|(_, &why)| why)
+    }
+
+    /// Where Nomad guarantees it: a node plugin that a drain stopped once
+    /// the node was done leaves no live allocation with a volume published
+    /// through it (while no other allocation provides it there).
+    pub(super) fn check_drain_plugin_invariant(&self) {
+        if self.plugin_marks.0.is_empty() {
+            return;
+        }
+        for (v, volume) in self.volumes.iter().enumerate() {
+            let plugin = self.scenario.volumes[v].plugin;
+            for (alloc, claim) in &volume.ledger {
+                let holder = &self.allocs[alloc.index()];
+                // Allocations drained last themselves (system jobs) are
+                // stopped with the plugin, in no guaranteed order.
+                if !claim.published || !holder.is_live() || self.drained_last(holder.group.job) {
+                    continue;
+                }
+                let node = claim.node;
+                let slot = self.scenario.nodes[node.index()]
+                    .csi_plugins
+                    .iter()
+                    .position(|p| p.plugin == plugin && p.from_job);
+                let Some(slot) = slot else { continue };
+                if self.nodes[node.index()].plugin_providers[slot] > 0 {
+                    continue;
+                }
+                assert_ne!(
+                    self.plugin_stopped_by(node, plugin.index()),
+                    Some(PluginMark::Done),
+                    "volume {} published on {} by a live allocation after the drain stopped its node plugin",
+                    self.scenario.volumes[v].name,
+                    self.scenario.nodes[node.index()].name
+                );
+            }
+        }
+    }
+}
