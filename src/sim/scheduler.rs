@@ -9,6 +9,7 @@ use super::claims::{write_claims_exhausted, write_schedulable};
 use super::feasibility::{
     FilterReason, PlacementFailure, constraint_holds_at, plan_aware_claim_check, top_reason,
 };
+use super::hot::GroupCounts;
 use super::rank::{self, MAX_SKIP, SKIP_THRESHOLD};
 use super::reschedule::{RESCHEDULE_WINDOW, followup_windows, reschedule_eligible};
 use super::state::{AllocState, JobStatus};
@@ -82,7 +83,11 @@ pub(super) struct PlanContext {
     offset: usize,
     /// CPU and memory the plan proposes on each node (indexed by node).
     resources: Vec<(u64, u64)>,
-    group_on_node: BTreeMap<(NodeId, GroupRef), u32>,
+    /// Per group of the job (by group index), its allocations on each
+    /// node (indexed by node): live ones, filled from the job's live
+    /// allocations when the group is first scored, and the plan's. Empty
+    /// until then.
+    group_counts: Vec<Vec<GroupCounts>>,
     pub(super) claims: BTreeMap<VolumeId, ClaimCounts>,
     /// The mode the plan's first placement on each volume claims in.
     modes: BTreeMap<VolumeId, Capability>,
@@ -762,11 +767,17 @@ impl Simulation<'_> {
                 self.check_volumes(ctx, node, group, volumes)?;
             }
         }
+        if ctx.preferences.is_some() {
+            // distinct_hosts may look at every group of the job.
+            for g in 0..job_spec.groups.len() {
+                self.fill_group_counts(ctx, GroupRef::new(group.job, g));
+            }
+        }
         if let Some(prefs) = ctx.preferences.as_deref() {
             // The distinct_hosts and distinct_property iterators follow the
             // feasibility wrapper, before bin-packing.
             self.check_distinct(prefs, node, group, |g| {
-                ctx.group_on_node.get(&(node, g)).copied().unwrap_or(0)
+                ctx.group_counts[g.group_index()][node.index()]
             })?;
         }
         let (plan_cpu, plan_memory) = ctx.resources[node.index()];
@@ -791,10 +802,12 @@ impl Simulation<'_> {
             SchedulerAlgorithm::Binpack => rank::binpack_score,
             SchedulerAlgorithm::Spread => rank::spread_score,
         };
-        scores[appended] = fitness(used_cpu, node_spec.cpu, used_memory, node_spec.memory);
+        scores[appended] = self.fitness.get(node, used_cpu, used_memory, || {
+            fitness(used_cpu, node_spec.cpu, used_memory, node_spec.memory)
+        });
         appended += 1;
-        let collisions = node_state.group_allocs.get(&group).copied().unwrap_or(0)
-            + ctx.group_on_node.get(&(node, group)).copied().unwrap_or(0);
+        let here = self.fill_group_counts(ctx, group)[node.index()];
+        let collisions = here.live + here.proposed;
         let count = self.jobs[group.job.index()].counts[group.group_index()];
         if let Some(penalty) = rank::anti_affinity_penalty(collisions, count) {
             scores[appended] = penalty;
@@ -957,6 +970,25 @@ impl Simulation<'_> {
         self.count_of_plugin(attached.iter(), plugin) <= max_volumes
     }
 
+    /// `group`'s allocations per node for this evaluation, counted from
+    /// the group's live allocations the first time they are asked for.
+    fn fill_group_counts<'c>(
+        &self,
+        ctx: &'c mut PlanContext,
+        group: GroupRef,
+    ) -> &'c mut [GroupCounts] {
+        let g = group.group_index();
+        if ctx.group_counts.len() <= g {
+            ctx.group_counts.resize_with(g + 1, Vec::new);
+        }
+        let counts = &mut ctx.group_counts[g];
+        if counts.is_empty() {
+            counts.resize(self.nodes.len(), GroupCounts::default());
+            self.live.count_on_nodes(group, counts);
+        }
+        counts
+    }
+
     pub(super) fn propose(
         &self,
         ctx: &mut PlanContext,
@@ -970,7 +1002,7 @@ impl Simulation<'_> {
         let entry = &mut ctx.resources[node.index()];
         entry.0 += spec.cpu;
         entry.1 += spec.memory;
-        *ctx.group_on_node.entry((node, group)).or_default() += 1;
+        self.fill_group_counts(ctx, group)[node.index()].proposed += 1;
         if let Some(prefs) = ctx.preferences.as_deref_mut() {
             self.note_proposed(prefs, node, group);
         }
