@@ -377,3 +377,34 @@ fn the_window_is_never_before_the_divergence() {
         }
     }
 }
+
+#[test]
+fn canary_divergence_follows_the_deployment_in_each_run() {
+    let e = explained("canary-per-alloc", Policy::Naive, Policy::Validate);
+    let d = e.divergence.expect("the canary's claim diverges");
+    assert_eq!(d.kind, "claim");
+    assert_eq!(d.subject, "db.pg[0]");
+    let events = |side: &plansim::explain::SideDecision| -> Vec<&str> {
+        side.consequences.iter().map(|s| s.event).collect()
+    };
+    // Naive grants the canary's claim: the watcher promotes it and the
+    // deployment succeeds; validate refuses it: the deployment fails at
+    // its progress deadline and reverts.
+    let naive = events(&d.baseline);
+    assert!(naive.contains(&"deployment_promoted"), "{naive:?}");
+    assert!(naive.contains(&"deployment_succeeded"), "{naive:?}");
+    let validate = events(&d.candidate);
+    assert!(validate.contains(&"deployment_failed"), "{validate:?}");
+    assert!(validate.contains(&"deployment_reverted"), "{validate:?}");
+    assert!(!validate.contains(&"deployment_promoted"), "{validate:?}");
+    // Under plan-aware the canary itself is the divergence, told as one.
+    let e = explained("canary-per-alloc", Policy::Naive, Policy::PlanAware);
+    let d = e.divergence.expect("the canary's placement diverges");
+    assert_eq!(d.kind, "placement");
+    assert!(
+        d.baseline.decided.contains("a canary"),
+        "{}",
+        d.baseline.decided
+    );
+    assert_eq!(d.candidate.outcome, "not_placed");
+}

@@ -8,7 +8,8 @@
 //! distinct_property blocks over racks and datacenters; the plugin job may
 //! be a system job (monolith, or node plugin beside a controller job) or a
 //! service job, and drains (with deadlines, ignoring system jobs or not)
-//! hit the nodes that run it.
+//! hit the nodes that run it. Service jobs may have an update block with
+//! canaries (auto-promoted or not), and timelines promote deployments.
 
 mod common;
 
@@ -57,6 +58,9 @@ struct Job {
     /// datacenters with targets.
     prefs: u8,
     limit: u32,
+    /// The `update` block of a service job: canary, auto_promote,
+    /// max_parallel (None: Nomad's defaults).
+    update: Option<(u32, bool, u32)>,
 }
 
 #[derive(Debug, Clone)]
@@ -75,6 +79,8 @@ enum Action {
     /// A drain with a strategy: node, deadline (seconds, 0: none), and
     /// whether system jobs are ignored.
     NodeDrainSpec(usize, u32, bool),
+    /// `promote_deployment` of a job.
+    PromoteDeployment(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -140,9 +146,18 @@ fn job() -> impl Strategy<Value = Job> {
         prop::collection::vec(group(), 1..3),
         prop::sample::select(vec![0u32, 0, 5, 45]),
         (prop::bool::weighted(0.4), 0u8..64, 1u32..3),
+        prop::option::weighted(0.5, (0u32..3, any::<bool>(), 1u32..3)),
     )
         .prop_map(
-            |(kind, submit_s, run_for_s, groups, healthy_after_s, (any_prefs, prefs, limit))| Job {
+            |(
+                kind,
+                submit_s,
+                run_for_s,
+                groups,
+                healthy_after_s,
+                (any_prefs, prefs, limit),
+                update,
+            )| Job {
                 kind,
                 submit_s,
                 run_for_s,
@@ -150,6 +165,7 @@ fn job() -> impl Strategy<Value = Job> {
                 groups,
                 prefs: if any_prefs { prefs } else { 0 },
                 limit,
+                update,
             },
         )
 }
@@ -177,6 +193,7 @@ fn action() -> impl Strategy<Value = Action> {
             any::<bool>()
         )
             .prop_map(|(n, d, i)| Action::NodeDrainSpec(n, d, i)),
+        (0usize..4).prop_map(Action::PromoteDeployment),
     ]
 }
 
@@ -363,6 +380,11 @@ fn yaml(world: &World) -> String {
         if job.kind < 2 {
             out += &preferences(job);
         }
+        if let (0, Some((canary, auto_promote, max_parallel))) = (job.kind, job.update) {
+            out += &format!(
+                "    update: {{max_parallel: {max_parallel}, canary: {canary}, auto_promote: {auto_promote}, min_healthy_time: 5s, progress_deadline: 2m, auto_revert: true}}\n"
+            );
+        }
         out += "    groups:\n";
         for (g, group) in job.groups.iter().enumerate() {
             // A system group runs at most one allocation per node.
@@ -458,11 +480,15 @@ fn yaml(world: &World) -> String {
                     "node_drain: {{node: n{}, deadline: {deadline}s, ignore_system_jobs: {ignore}}}",
                     n % nodes
                 ),
+                Action::PromoteDeployment(j) => format!("promote_deployment: j{}", j % jobs),
             };
             // scale and stop_job act on a submitted job: the loader refuses
             // one at or before the job's submit_at.
             let at = match action {
-                Action::Scale(j, _) | Action::StopJob(j) | Action::UpdateJob(j, _, _) => {
+                Action::Scale(j, _)
+                | Action::StopJob(j)
+                | Action::UpdateJob(j, _, _)
+                | Action::PromoteDeployment(j) => {
                     (*at).max(world.jobs[j % jobs].submit_s + 1)
                 }
                 _ => *at,

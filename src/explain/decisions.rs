@@ -18,6 +18,9 @@ pub enum Subject {
     /// An allocation slot: the group and index of `<job>.<group>[<index>]`.
     Placement(GroupRef, u32),
     Claim(GroupRef, u32, VolumeId),
+    /// The job's deployments: each promotion, success or failure is the
+    /// next decision about them (the deployment watcher's).
+    Deployment(JobId),
 }
 
 /// A decision's identity: its subject and how many decisions about that
@@ -43,6 +46,12 @@ pub enum Outcome {
     RefusedAllocFails,
     /// Refused, and the client keeps the allocation and retries.
     RefusedClientRetries,
+    /// The deployment's canaries were promoted.
+    Promoted,
+    /// The deployment succeeded.
+    Succeeded,
+    /// The deployment failed (progress deadline or unhealthy allocations).
+    Failed,
 }
 
 impl Outcome {
@@ -57,6 +66,9 @@ impl Outcome {
             Outcome::Granted => "granted",
             Outcome::RefusedAllocFails => "refused_alloc_fails",
             Outcome::RefusedClientRetries => "refused_client_retries",
+            Outcome::Promoted => "promoted",
+            Outcome::Succeeded => "succeeded",
+            Outcome::Failed => "failed",
         }
     }
 }
@@ -176,6 +188,17 @@ pub fn decisions(trace: &[TraceRecord]) -> Vec<Decision<'_>> {
                         None,
                     );
                 }
+            }
+            TraceKind::DeploymentPromoted
+            | TraceKind::DeploymentSucceeded
+            | TraceKind::DeploymentFailed => {
+                let Some(job) = record.job else { continue };
+                let outcome = match record.kind {
+                    TraceKind::DeploymentPromoted => Outcome::Promoted,
+                    TraceKind::DeploymentSucceeded => Outcome::Succeeded,
+                    _ => Outcome::Failed,
+                };
+                push(Subject::Deployment(job), outcome, record.time, row, None);
             }
             _ => {}
         }

@@ -46,7 +46,7 @@ pub struct Divergence {
     pub time_s: String,
     #[serde(skip)]
     pub at: Millis,
-    /// `registration`, `placement` or `claim`.
+    /// `registration`, `placement`, `claim` or `deployment`.
     pub kind: &'static str,
     /// The allocation (`job.group[index]`) or, for a registration, the job.
     pub subject: String,
@@ -64,7 +64,8 @@ pub struct SideDecision {
     pub policy: String,
     /// One of the decision outcomes (`placed`, `not_placed`,
     /// `plan_rejected`, `granted`, `refused_alloc_fails`,
-    /// `refused_client_retries`, `accepted`, `rejected`), or `none` when
+    /// `refused_client_retries`, `accepted`, `rejected`, `promoted`,
+    /// `succeeded`, `failed`), or `none` when
     /// this run never faced the question.
     pub outcome: &'static str,
     /// What it decided, in words.
@@ -192,6 +193,7 @@ pub fn explain_runs(
                 names.alloc(group, index),
                 Some(names.volume(volume).to_string()),
             ),
+            Subject::Deployment(job) => ("deployment", names.job(job).to_string(), None),
         };
         let evaluation = first
             .seen
@@ -314,6 +316,12 @@ impl Followed {
                 followed.slots.insert((group, index));
                 followed.volumes.insert(volume);
             }
+            Subject::Deployment(job) => {
+                followed.jobs.insert(job);
+                for g in 0..scenario.jobs[job.index()].groups.len() {
+                    volumes_of(&mut followed, GroupRef::new(job, g), None);
+                }
+            }
         }
         followed
     }
@@ -326,6 +334,16 @@ impl Followed {
             }
             TraceKind::PlanRejected => record.seen.iter().any(|s| self.has_slot(s.group, s.index)),
             TraceKind::Eval | TraceKind::Scale | TraceKind::StopJob => false,
+            // The deployment of a followed allocation's job: what its
+            // health and claims did to the rollout.
+            TraceKind::DeploymentStarted
+            | TraceKind::DeploymentPromoted
+            | TraceKind::DeploymentSucceeded
+            | TraceKind::DeploymentFailed
+            | TraceKind::DeploymentReverted
+            | TraceKind::PromoteDeployment => record.job.is_some_and(|j| {
+                self.jobs.contains(&j) || self.slots.iter().any(|(g, _)| g.job == j)
+            }),
             _ => {
                 slot.is_some_and(|(g, i)| self.has_slot(g, i))
                     || (slot.is_none() && record.job.is_some_and(|j| self.jobs.contains(&j)))
@@ -465,6 +483,10 @@ fn side(
             Subject::Claim(g, i, v) => {
                 format!("never had {} claim {}", names.alloc(g, i), names.volume(v))
             }
+            Subject::Deployment(job) => format!(
+                "made no further deployment decision for job {}: its deployment was still running, or none was started",
+                names.job(job)
+            ),
         };
         consequences(scenario, run, None, at, followed, &mut out);
         return out;
@@ -490,6 +512,13 @@ fn side(
         (Subject::Placement(g, i), outcome) => {
             let alloc = names.alloc(g, i);
             out.decided = match outcome {
+                Outcome::Placed(node) if record.detail.starts_with("canary") => {
+                    out.node = Some(names.node(node).to_string());
+                    format!(
+                        "placed {alloc} on {}, a canary beside the allocation it will replace",
+                        names.node(node)
+                    )
+                }
                 Outcome::Placed(node) => {
                     out.node = Some(names.node(node).to_string());
                     format!("placed {alloc} on {}", names.node(node))
@@ -581,6 +610,16 @@ fn side(
                         "refused {alloc}'s claim on {volume}; the client keeps the allocation pending and retries{next}"
                     )
                 }
+            };
+        }
+        (Subject::Deployment(job), outcome) => {
+            let job = names.job(job);
+            out.reason = detail;
+            out.check.push("The deployment watcher promotes a deployment once every group's canaries are healthy (auto_promote) or the operator promotes it; it succeeds once every group has its count of the new version healthy, and fails at its progress deadline without them, or at the first unhealthy allocation without a deadline.".to_string());
+            out.decided = match outcome {
+                Outcome::Promoted => format!("promoted the canaries of job {job}"),
+                Outcome::Succeeded => format!("completed the deployment of job {job}"),
+                _ => format!("failed the deployment of job {job}"),
             };
         }
     }
@@ -710,7 +749,18 @@ fn consequences(
             TraceKind::Placed if record.detail.starts_with("replaces") => {
                 format!("{alloc} replacement placed on {node}")
             }
+            TraceKind::Placed if record.detail.starts_with("canary") => {
+                format!("{alloc} placed on {node} ({})", record.detail)
+            }
             TraceKind::Placed => format!("{alloc} placed on {node}"),
+            TraceKind::DeploymentStarted
+            | TraceKind::DeploymentPromoted
+            | TraceKind::DeploymentSucceeded
+            | TraceKind::DeploymentFailed
+            | TraceKind::DeploymentReverted
+            | TraceKind::PromoteDeployment => {
+                format!("{}: {}", record.kind.name(), record.detail)
+            }
             TraceKind::Infeasible => format!("{alloc} not placed: {}", record.detail),
             TraceKind::PlanRejected => {
                 let refused: Vec<String> = record

@@ -266,6 +266,7 @@ fn job(
         spreads: Vec::new(),
         affinities: Vec::new(),
         versions: Vec::new(),
+        in_place_versions: Default::default(),
     }
 }
 

@@ -306,6 +306,9 @@ pub struct JobSpec {
     /// The groups of each later version (`update_job`), oldest first:
     /// version `v` (from 1) is `versions[v - 1]`; version 0 is `groups`.
     pub versions: Vec<Vec<GroupSpec>>,
+    /// Versions that change only counts: Nomad updates the allocations of
+    /// the version before in place (no task changed), not destructively.
+    pub in_place_versions: std::collections::BTreeSet<u32>,
 }
 
 impl JobSpec {
@@ -345,6 +348,12 @@ impl JobSpec {
             0 => &self.groups,
             v => &self.versions[v as usize - 1],
         }
+    }
+
+    /// Whether an allocation of version `from` becomes version `to` in
+    /// place: every version after `from` up to `to` changed only counts.
+    pub fn updates_in_place(&self, from: u32, to: u32) -> bool {
+        from < to && (from + 1..=to).all(|v| self.in_place_versions.contains(&v))
     }
 }
 
@@ -625,8 +634,8 @@ pub enum TimelineAction {
         plugin: PluginId,
         healthy: bool,
     },
-    /// `update_job`: a new version of the job (`version`, from 1), or, when
-    /// only counts change, `None`: the counts change in place, as a scale.
+    /// `update_job`: a new version of the job (`version`, from 1; `None`
+    /// until the loader numbers the versions).
     UpdateJob {
         job: JobId,
         version: Option<u32>,

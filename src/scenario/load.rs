@@ -820,6 +820,7 @@ fn resolve_job(
         spreads: super::placement::resolve_spreads(job.spread.as_deref(), &path)?,
         affinities: super::placement::resolve_affinities(job.affinity.as_deref(), &path)?,
         versions: Vec::new(),
+        in_place_versions: Default::default(),
     })
 }
 

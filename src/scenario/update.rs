@@ -52,7 +52,8 @@ pub fn override_of(group: usize, raw: &RawGroupOverride) -> GroupOverride {
 /// happen (time, then file order), each on top of the one before: a bare
 /// `update_job` (no groups) is a new version with nothing changed (a
 /// destructive update, like a changed task config); one that changes only
-/// counts is no new version (Nomad updates such allocations in place).
+/// counts is a new version too, whose allocations Nomad updates in place
+/// (genericAllocUpdateFn: no task changed), with a deployment.
 pub fn assign_versions(jobs: &mut [JobSpec], events: &mut [TimedEvent]) {
     let mut order: Vec<usize> = (0..events.len()).collect();
     order.sort_by_key(|&i| (events[i].at, i));
@@ -85,11 +86,11 @@ pub fn assign_versions(jobs: &mut [JobSpec], events: &mut [TimedEvent]) {
                 group.healthy_after = wait;
             }
         }
-        *version = if changed {
-            spec.versions.push(groups);
-            Some(spec.versions.len() as u32)
-        } else {
-            None
-        };
+        spec.versions.push(groups);
+        let number = spec.versions.len() as u32;
+        if !changed {
+            spec.in_place_versions.insert(number);
+        }
+        *version = Some(number);
     }
 }

@@ -276,12 +276,8 @@ impl Simulation<'_> {
             cleared: BTreeMap::new(),
         };
         let node = |id: NodeId| &self.scenario.nodes[id.index()];
-        let live: Vec<AllocId> = self.jobs[prefs.job.index()]
-            .latest
-            .iter()
-            .flat_map(|slots| slots.values().copied())
-            .filter(|&id| self.allocs[id.index()].is_live())
-            .collect();
+        // Canaries and allocations a promotion displaced count too.
+        let live: Vec<AllocId> = self.live_allocs_of(prefs.job).collect();
         for id in live {
             let alloc = &self.allocs[id.index()];
             set.tally(Which::Existing, alloc.group, node(alloc.node));

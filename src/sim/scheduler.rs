@@ -173,7 +173,10 @@ impl Simulation<'_> {
         if self.scenario.jobs[job.index()].is_system() {
             return self.schedule_system(plan);
         }
-        let wants = self.reconcile(job, &mut plan.stops);
+        let mut wants = self.reconcile(job, &mut plan.stops);
+        // generic_sched.go computePlacements: destructive updates first (at
+        // both tags), so their stops are discounted before other placements.
+        wants.sort_by_key(|w| !w.destructive);
         if wants.is_empty() {
             // A complete evaluation with nothing to place has no placement
             // failures: Nomad's FSM untracks the job's blocked evaluation
@@ -367,7 +370,7 @@ impl Simulation<'_> {
         }
     }
 
-    fn live_allocs_of(&self, job: JobId) -> impl Iterator<Item = AllocId> + '_ {
+    pub(super) fn live_allocs_of(&self, job: JobId) -> impl Iterator<Item = AllocId> + '_ {
         let state = &self.jobs[job.index()];
         state
             .latest
@@ -433,7 +436,14 @@ impl Simulation<'_> {
                                 canary: false,
                             });
                         } else if alloc.version != version {
-                            outdated.push((index, id));
+                            if spec.updates_in_place(alloc.version, version) {
+                                // An in-place update: the allocation runs
+                                // the new version as it is (and joins its
+                                // deployment below).
+                                self.allocs[id.index()].version = version;
+                            } else {
+                                outdated.push((index, id));
+                            }
                         }
                     }
                     // A finished batch allocation is done.

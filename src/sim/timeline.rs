@@ -166,34 +166,16 @@ impl Simulation<'_> {
             TimelineAction::PluginControllerHealth { plugin, healthy } => {
                 self.set_controller_health(plugin, healthy);
             }
-            TimelineAction::UpdateJob {
-                job,
-                version,
-                overrides,
-            } => {
-                let detail = match version {
-                    Some(v) => format!("version {v}"),
-                    None => "counts only: no new version".to_string(),
-                };
+            TimelineAction::UpdateJob { job, version, .. } => {
+                // The loader numbers every update (scenario/update.rs
+                // assign_versions), a count-only one included.
+                let version = version.expect("every update_job has a version");
                 self.record(|t| {
                     TraceRecord::new(t, TraceKind::UpdateJob)
                         .job(job)
-                        .detail(detail)
+                        .detail(format!("version {version}"))
                 });
-                match version {
-                    Some(v) => self.update_job(job, v),
-                    None => {
-                        for o in overrides {
-                            if let Some(count) = o.count {
-                                self.jobs[job.index()].counts[o.group] = count;
-                            }
-                        }
-                        if self.jobs[job.index()].status == JobStatus::Registered {
-                            self.refresh_job(job);
-                            self.enqueue_eval(job);
-                        }
-                    }
-                }
+                self.update_job(job, version);
             }
             TimelineAction::NodeDisconnect(node) => self.node_disconnect(node),
             TimelineAction::NodeReconnect(node) => self.node_reconnect(node),
