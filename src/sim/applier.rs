@@ -194,9 +194,15 @@ impl Simulation<'_> {
         }
         let slot = self.slot_key(placement.group, placement.index, placement.node);
         let job = &mut self.jobs[placement.group.job.index()];
-        job.latest[placement.group.group_index()].insert(slot, id);
+        if placement.canary {
+            // A canary runs beside the slot's allocation until promoted.
+            job.canaries.push(id);
+        } else {
+            job.latest[placement.group.group_index()].insert(slot, id);
+        }
         self.metrics.placed += 1;
         let detail = match placement.previous {
+            _ if placement.canary => format!("canary of version {}", placement.version),
             Some(previous) if placement.reschedule => {
                 format!("reschedule of alloc #{}", previous.0)
             }

@@ -296,6 +296,8 @@ impl<'s> Simulation<'s> {
                     deployment: None,
                     deployments_started: 0,
                     last_success: None,
+                    canaries: Vec::new(),
+                    displaced: Vec::new(),
                 }
             })
             .collect();

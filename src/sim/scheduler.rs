@@ -59,15 +59,19 @@ pub struct Placement {
     pub seen: Option<Box<super::trace::PlacementSeen>>,
     /// The chosen node's final score (what a reconnect compares).
     pub score: f64,
+    /// A canary of the job's new version, placed beside the slot's
+    /// allocation rather than replacing it (reconcile computeCanaries).
+    pub canary: bool,
 }
 
 /// A slot the reconciler wants filled.
-struct Want {
-    group: GroupRef,
-    index: u32,
-    previous: Option<AllocId>,
-    reschedule: bool,
-    destructive: bool,
+pub(super) struct Want {
+    pub(super) group: GroupRef,
+    pub(super) index: u32,
+    pub(super) previous: Option<AllocId>,
+    pub(super) reschedule: bool,
+    pub(super) destructive: bool,
+    pub(super) canary: bool,
 }
 
 /// What the plan under construction already proposes, on top of the snapshot.
@@ -171,6 +175,12 @@ impl Simulation<'_> {
         }
         let wants = self.reconcile(job, &mut plan.stops);
         if wants.is_empty() {
+            // A complete evaluation with nothing to place has no placement
+            // failures: Nomad's FSM untracks the job's blocked evaluation
+            // (fsm.go handleUpsertedEval) and `nomad job status` shows none.
+            self.note_placement_failures(job, BTreeMap::new());
+            self.blocked.remove(&job);
+            self.reconciled_deployment(job);
             return plan;
         }
         let order = self.candidate_nodes(job);
@@ -239,6 +249,7 @@ impl Simulation<'_> {
                         destructive: want.destructive,
                         seen,
                         score: ctx.chosen_score,
+                        canary: want.canary,
                     });
                 }
                 Err(filtered) => {
@@ -357,10 +368,13 @@ impl Simulation<'_> {
     }
 
     fn live_allocs_of(&self, job: JobId) -> impl Iterator<Item = AllocId> + '_ {
-        self.jobs[job.index()]
+        let state = &self.jobs[job.index()];
+        state
             .latest
             .iter()
             .flat_map(|slots| slots.values().copied())
+            .chain(state.canaries.iter().copied())
+            .chain(state.displaced.iter().copied())
             .filter(|&id| self.allocs[id.index()].is_live())
     }
 
@@ -398,6 +412,7 @@ impl Simulation<'_> {
                         previous: None,
                         reschedule: false,
                         destructive: false,
+                        canary: false,
                     });
                     continue;
                 };
@@ -415,6 +430,7 @@ impl Simulation<'_> {
                                 previous: Some(id),
                                 reschedule: false,
                                 destructive: false,
+                                canary: false,
                             });
                         } else if alloc.version != version {
                             outdated.push((index, id));
@@ -431,6 +447,7 @@ impl Simulation<'_> {
                             previous: Some(id),
                             reschedule: false,
                             destructive: false,
+                            canary: false,
                         });
                     }
                     // reconciler updateByReschedulable: now if due within
@@ -468,6 +485,7 @@ impl Simulation<'_> {
                                 previous: Some(id),
                                 reschedule: true,
                                 destructive: false,
+                                canary: false,
                             });
                         } else if alloc.followup_at.is_none() {
                             followups.push((id, due));
@@ -478,10 +496,23 @@ impl Simulation<'_> {
             // Destructive updates, lowest index first (computeDestructiveUpdates),
             // as many as the deployment allows: stop the old allocation and
             // place its replacement in the same plan.
-            let budget = if deployment_held {
+            // Canaries first (computeCanaries): while the deployment waits
+            // for them, nothing is updated and only replacements of lost or
+            // failed allocations are placed.
+            let canarying = self.reconcile_canaries(group, &outdated, &mut wants, stops);
+            if canarying {
+                let group_wants = wants.split_off(placing_before);
+                wants.extend(
+                    group_wants
+                        .into_iter()
+                        .filter(|w| w.canary || w.previous.is_some()),
+                );
+            }
+            let placing = wants[placing_before..].iter().filter(|w| !w.canary).count();
+            let budget = if canarying || deployment_held {
                 0
             } else {
-                self.destructive_budget(group, wants.len() - placing_before)
+                self.destructive_budget(group, placing)
             };
             for (index, id) in outdated.into_iter().take(budget) {
                 stops.push(id);
@@ -491,8 +522,10 @@ impl Simulation<'_> {
                     previous: Some(id),
                     reschedule: false,
                     destructive: true,
+                    canary: false,
                 });
             }
+            self.join_in_place(group);
             // A lost allocation its client stops itself holds back the
             // group's placements until then (delayByStopAfter).
             if let Some((id, until)) = self.client_stop_pending(group) {

@@ -299,6 +299,12 @@ pub struct JobState {
     pub deployments_started: u32,
     /// When the latest successful deployment succeeded, and its version.
     pub last_success: Option<(Millis, u32)>,
+    /// Canaries placed and not promoted (Nomad's PlacedCanaries), of any
+    /// deployment: they run beside the slot's allocation, outside `latest`.
+    pub canaries: Vec<AllocId>,
+    /// Allocations a promotion displaced from their slot (the canary took
+    /// it): the next evaluation stops them (computeStop's canary names).
+    pub displaced: Vec<AllocId>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -320,11 +326,22 @@ pub struct Deployment {
     /// When the deployment fails unless it made progress (Nomad's
     /// RequireProgressBy); `None` without a progress deadline.
     pub require_progress_by: Option<Millis>,
+    /// Canaries each group wants (Nomad's DesiredCanaries), set by the
+    /// first evaluation that has destructive updates to make.
+    pub desired_canaries: Vec<u32>,
+    /// The canaries were promoted (Nomad's DeploymentState.Promoted).
+    pub promoted: bool,
 }
 
 impl Deployment {
     pub fn is_active(&self) -> bool {
         self.status == DeploymentStatus::Running
+    }
+
+    /// Some group has canaries and they are not promoted yet (Nomad's
+    /// RequiresPromotion; the reconciler's isCanarying).
+    pub fn requires_promotion(&self) -> bool {
+        !self.promoted && self.desired_canaries.iter().any(|&c| c > 0)
     }
 }
 
