@@ -640,6 +640,9 @@ pub enum TimelineAction {
     NodeDisconnect(NodeId),
     /// The client reaches its servers again.
     NodeReconnect(NodeId),
+    /// `promote_deployment`: the operator promotes the job's canaries
+    /// (`nomad deployment promote`).
+    PromoteDeployment(JobId),
 }
 
 impl TimelineAction {
@@ -648,7 +651,8 @@ impl TimelineAction {
         match self {
             TimelineAction::Scale { job, .. }
             | TimelineAction::StopJob(job)
-            | TimelineAction::UpdateJob { job, .. } => Some(*job),
+            | TimelineAction::UpdateJob { job, .. }
+            | TimelineAction::PromoteDeployment(job) => Some(*job),
             _ => None,
         }
     }

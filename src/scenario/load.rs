@@ -1254,13 +1254,23 @@ impl EventContext<'_> {
                 overrides,
             });
         }
+        if let Some(name) = &event.promote_deployment {
+            let job_id = job(name, "promote_deployment")?;
+            self.check_submitted(
+                event.at.0,
+                job_id,
+                &format!("{path}.promote_deployment"),
+                at,
+            )?;
+            actions.push(TimelineAction::PromoteDeployment(job_id));
+        }
         let action = match actions.len() {
             1 => actions.pop().expect("one action"),
             0 => {
                 return Err(EventError::Invalid((
                     Some(at),
                     format!(
-                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job, node_disconnect, node_reconnect"
+                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job, node_disconnect, node_reconnect, promote_deployment"
                     ),
                 )));
             }

@@ -372,6 +372,7 @@ pub struct RawEvent {
     pub update_job: Option<RawUpdateJob>,
     pub node_disconnect: Option<String>,
     pub node_reconnect: Option<String>,
+    pub promote_deployment: Option<String>,
 }
 
 /// `update_job`: a new version of a job, optionally changing some groups.

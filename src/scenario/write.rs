@@ -688,6 +688,7 @@ fn write_events(out: &mut String, scenario: &Scenario) {
             ),
             TimelineAction::NodeDisconnect(id) => format!("node_disconnect: {}", node(*id)),
             TimelineAction::NodeReconnect(id) => format!("node_reconnect: {}", node(*id)),
+            TimelineAction::PromoteDeployment(id) => format!("promote_deployment: {}", job(*id)),
         };
         let _ = writeln!(out, "  - {{at: {}, {action}}}", duration(event.at));
     }

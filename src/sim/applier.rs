@@ -30,10 +30,16 @@ impl Simulation<'_> {
         // Node plans in the order their first placement appears.
         let mut by_node: Vec<(NodeId, Vec<Placement>)> = Vec::new();
         for placement in plan.placements {
-            match by_node.iter_mut().find(|(node, _)| *node == placement.node) {
-                Some((_, list)) => list.push(placement),
-                None => by_node.push((placement.node, vec![placement])),
+            let slot = &mut self.node_slot[placement.node.index()];
+            if *slot == u32::MAX {
+                *slot = by_node.len() as u32;
+                by_node.push((placement.node, vec![placement]));
+            } else {
+                by_node[*slot as usize].1.push(placement);
             }
+        }
+        for (node, _) in &by_node {
+            self.node_slot[node.index()] = u32::MAX;
         }
         let mut accepted_claims: BTreeMap<VolumeId, ClaimCounts> = BTreeMap::new();
         let mut fully_applied = true;
@@ -170,7 +176,7 @@ impl Simulation<'_> {
         node.used_cpu += group_spec.cpu;
         node.used_memory += group_spec.memory;
         node.allocs.insert(id);
-        count_up(&mut node.group_allocs, placement.group);
+        self.live.insert(id, placement.group, placement.node);
         for &(volume, _) in &placement.volumes {
             count_up(&mut node.alloc_volumes, volume);
         }
@@ -188,9 +194,15 @@ impl Simulation<'_> {
         }
         let slot = self.slot_key(placement.group, placement.index, placement.node);
         let job = &mut self.jobs[placement.group.job.index()];
-        job.latest[placement.group.group_index()].insert(slot, id);
+        if placement.canary {
+            // A canary runs beside the slot's allocation until promoted.
+            job.canaries.push(id);
+        } else {
+            job.latest[placement.group.group_index()].insert(slot, id);
+        }
         self.metrics.placed += 1;
         let detail = match placement.previous {
+            _ if placement.canary => format!("canary of version {}", placement.version),
             Some(previous) if placement.reschedule => {
                 format!("reschedule of alloc #{}", previous.0)
             }

@@ -373,7 +373,7 @@ impl Simulation<'_> {
         node_state.used_cpu -= group_spec.cpu;
         node_state.used_memory -= group_spec.memory;
         assert!(node_state.allocs.remove(&id), "a live alloc is on its node");
-        count_down(&mut node_state.group_allocs, group);
+        self.live.remove(id, group);
         for &(volume, _) in &volumes {
             count_down(&mut node_state.alloc_volumes, volume);
         }

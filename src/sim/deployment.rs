@@ -10,6 +10,9 @@
 //! its progress deadline back; the deadline failing the deployment reverts
 //! the job to its last stable version when `auto_revert` asks.
 
+use std::collections::BTreeSet;
+
+use super::scheduler::Want;
 use super::state::{Deployment, DeploymentStatus, JobStatus};
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
@@ -57,21 +60,18 @@ impl Simulation<'_> {
         self.metrics.deployments += 1;
         // The progress deadline starts with the first placement, which the
         // evaluation queued with the update makes at once.
-        let deadline = (0..state.counts.len())
-            .filter_map(|g| self.update_strategy(GroupRef::new(job, g)))
-            .map(|u| u.progress_deadline)
-            .filter(|&d| d > Millis::ZERO)
-            .min();
+        let groups = state.counts.len();
+        // The progress deadline starts with the deployment's first
+        // placement (state_store.go updateDeploymentWithAlloc), not here.
         self.jobs[job.index()].deployment = Some(Deployment {
             seq,
             version,
             started_at: now,
             status: DeploymentStatus::Running,
-            require_progress_by: deadline.map(|d| now + d),
+            require_progress_by: None,
+            desired_canaries: vec![0; groups],
+            promoted: false,
         });
-        if let Some(d) = deadline {
-            self.after(d, Event::ProgressDeadline(job));
-        }
         self.record(|t| {
             TraceRecord::new(t, TraceKind::DeploymentStarted)
                 .job(job)
@@ -163,6 +163,19 @@ impl Simulation<'_> {
         };
         self.allocs[id.index()].deployment = Some(seq);
         self.after(update.healthy_deadline, Event::HealthyDeadline(id));
+        // The first placement starts the progress deadline.
+        let deadline = (0..self.jobs[job.index()].counts.len())
+            .filter_map(|g| self.update_strategy(GroupRef::new(job, g)))
+            .map(|u| u.progress_deadline)
+            .filter(|&d| d > Millis::ZERO)
+            .min();
+        let now = self.now();
+        if let (Some(d), Some(deployment)) = (deadline, self.jobs[job.index()].deployment.as_mut())
+            && deployment.require_progress_by.is_none()
+        {
+            deployment.require_progress_by = Some(now + d);
+            self.after(d, Event::ProgressDeadline(job));
+        }
     }
 
     /// The allocation became healthy (health.rs): the deployment counts it
@@ -204,6 +217,9 @@ impl Simulation<'_> {
                 d.require_progress_by = Some(d.require_progress_by.map_or(by, |old| old.max(by)));
             }
             self.after(update.progress_deadline, Event::ProgressDeadline(job));
+        }
+        if self.auto_promotable(job) {
+            self.promote(job);
         }
         if !self.deployment_complete(job) {
             // The deployment watcher creates an evaluation to go on.
@@ -269,6 +285,9 @@ impl Simulation<'_> {
         let Some(deployment) = state.deployment.as_ref() else {
             return false;
         };
+        if deployment.requires_promotion() {
+            return false;
+        }
         state.latest.iter().enumerate().all(|(g, slots)| {
             let count = state.counts[g];
             let healthy = slots
@@ -317,6 +336,11 @@ impl Simulation<'_> {
             let group = GroupRef::new(job, g);
             if self.update_strategy(group).is_none() {
                 return false;
+            }
+            // Waiting for promotion, a group fails only without its
+            // canaries healthy (a manual promotion may take forever).
+            if d.requires_promotion() && d.desired_canaries[g] > 0 {
+                return self.healthy_canaries(group, d) < d.desired_canaries[g] as usize;
             }
             let healthy = state.latest[g]
                 .values()
@@ -383,4 +407,279 @@ impl Simulation<'_> {
                 super::scheduler::ResolvedVolume::Missing(_) => false,
             })
     }
+
+    /// The canaries of `group` (reconcile.go cancelUnneededCanaries,
+    /// requiresCanaries, computeCanaries): those of an older, failed or
+    /// cancelled deployment, or on a draining node, are stopped; the
+    /// allocations a promotion displaced are stopped; while the group has
+    /// destructive updates to make and fewer canaries than `canary`, the
+    /// missing ones are placed beside the old allocations. Returns whether
+    /// the group waits for promotion (no destructive update is made).
+    pub(super) fn reconcile_canaries(
+        &mut self,
+        group: GroupRef,
+        outdated: &[(u32, AllocId)],
+        wants: &mut Vec<Want>,
+        stops: &mut Vec<AllocId>,
+    ) -> bool {
+        let job = group.job;
+        let state = &mut self.jobs[job.index()];
+        if state.canaries.is_empty() && state.displaced.is_empty() && state.deployment.is_none() {
+            return false;
+        }
+        let allocs = &self.allocs;
+        state.canaries.retain(|id| allocs[id.index()].is_live());
+        state.displaced.retain(|id| allocs[id.index()].is_live());
+        stops.extend(
+            state
+                .displaced
+                .iter()
+                .filter(|id| allocs[id.index()].group == group),
+        );
+        let active = self
+            .active_deployment(job)
+            .filter(|d| d.version == self.jobs[job.index()].version)
+            .map(|d| d.seq);
+        // The canaries placed (names may repeat past the count) and the
+        // indices they take.
+        let mut placed = 0usize;
+        let mut current = BTreeSet::new();
+        for &id in &self.jobs[job.index()].canaries {
+            let a = &self.allocs[id.index()];
+            if a.group != group {
+                continue;
+            }
+            if a.deployment.is_none() || a.deployment != active || a.migrate {
+                stops.push(id);
+            } else {
+                placed += 1;
+                current.insert(a.index);
+            }
+        }
+        let (Some(_), Some(update)) = (active, self.update_strategy(group)) else {
+            return false;
+        };
+        let g = group.group_index();
+        let count = self.jobs[job.index()].counts[g];
+        let latest = &self.jobs[job.index()].latest[g];
+        let Some(d) = self.jobs[job.index()].deployment.as_ref() else {
+            return false;
+        };
+        if !d.promoted && !outdated.is_empty() && placed < update.canary as usize {
+            // No more placements than the count in one evaluation
+            // (computeGroup truncates Place): 7 canaries of a count of 3
+            // are placed 3 at a time.
+            let placing = wants.iter().filter(|w| w.group == group).count();
+            let missing =
+                (update.canary as usize - placed).min((count as usize).saturating_sub(placing));
+            for index in next_canaries(missing, count, &current, outdated, latest) {
+                wants.push(Want {
+                    group,
+                    index,
+                    previous: None,
+                    reschedule: false,
+                    destructive: false,
+                    canary: true,
+                });
+            }
+            if let Some(d) = self.jobs[job.index()].deployment.as_mut() {
+                d.desired_canaries[g] = update.canary;
+            }
+        }
+        let d = self.jobs[job.index()].deployment.as_ref();
+        d.is_some_and(|d| !d.promoted && d.desired_canaries[g] > 0)
+    }
+
+    /// Allocations that already run the deployment's version but predate
+    /// it (a revert's: Nomad registers the stable version anew and updates
+    /// them in place) join the deployment, their deployment health unset
+    /// (generic_sched.go computeJobAllocs: DeploymentStatus = nil), and
+    /// count healthy `min_healthy_time` later. Called after the group's
+    /// destructive updates are decided: the in-place updates are in the
+    /// same plan, so they do not hold back this evaluation's budget.
+    pub(super) fn join_in_place(&mut self, group: GroupRef) {
+        let Some(d) = self.active_deployment(group.job) else {
+            return;
+        };
+        let (seq, version, started) = (d.seq, d.version, d.started_at);
+        let joining: Vec<AllocId> = self.jobs[group.job.index()].latest[group.group_index()]
+            .values()
+            .copied()
+            .filter(|id| {
+                let a = &self.allocs[id.index()];
+                a.is_live()
+                    && a.version == version
+                    && a.deployment != Some(seq)
+                    && a.placed_at <= started
+            })
+            .collect();
+        for id in joining {
+            let alloc = &mut self.allocs[id.index()];
+            alloc.deploy_health = None;
+            alloc.deployment = None;
+            let healthy = alloc.healthy_at.is_some();
+            self.watch_deployment_alloc(id);
+            if healthy {
+                self.deployment_alloc_healthy(id);
+            }
+        }
+    }
+
+    /// Live canaries of `group` in `deployment` the deployment counts healthy.
+    fn healthy_canaries(&self, group: GroupRef, deployment: &Deployment) -> usize {
+        self.jobs[group.job.index()]
+            .canaries
+            .iter()
+            .map(|id| &self.allocs[id.index()])
+            .filter(|a| {
+                a.group == group
+                    && a.is_live()
+                    && a.deployment == Some(deployment.seq)
+                    && a.deploy_health == Some(true)
+            })
+            .count()
+    }
+
+    /// Whether the group's canaries allow a promotion: each group with
+    /// canaries has them all healthy (state_store.go
+    /// UpsertDeploymentPromotion), or the error Nomad answers with.
+    fn promotion_refused(&self, job: JobId) -> Option<String> {
+        let Some(d) = self.active_deployment(job) else {
+            return Some("no active deployment".to_string());
+        };
+        if !d.requires_promotion() {
+            return Some("the deployment does not require promotion".to_string());
+        }
+        let spec = &self.scenario.jobs[job.index()];
+        for (g, &need) in d.desired_canaries.iter().enumerate() {
+            let have = self.healthy_canaries(GroupRef::new(job, g), d);
+            if need > 0 && have < need as usize {
+                return Some(format!(
+                    "Task group \"{}\" has {have}/{need} healthy allocations",
+                    spec.groups[g].name
+                ));
+            }
+        }
+        None
+    }
+
+    /// deployment_watcher.go autoPromoteDeployment: every group with
+    /// canaries has `auto_promote` and all its canaries placed and healthy.
+    fn auto_promotable(&self, job: JobId) -> bool {
+        let Some(d) = self.active_deployment(job) else {
+            return false;
+        };
+        d.requires_promotion()
+            && d.desired_canaries.iter().enumerate().all(|(g, &need)| {
+                need == 0
+                    || self
+                        .update_strategy(GroupRef::new(job, g))
+                        .is_some_and(|u| u.auto_promote)
+            })
+            && self.promotion_refused(job).is_none()
+    }
+
+    /// `promote_deployment`: Nomad's `nomad deployment promote`.
+    pub(super) fn promote_deployment(&mut self, job: JobId) {
+        let refused = self.promotion_refused(job);
+        let detail = match &refused {
+            None => "promoting".to_string(),
+            Some(why) => format!("refused: {why}"),
+        };
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::PromoteDeployment)
+                .job(job)
+                .detail(detail)
+        });
+        if refused.is_none() {
+            self.promote(job);
+        }
+    }
+
+    /// The canaries are promoted: each takes its slot (the allocation it
+    /// ran beside is displaced and stopped by the next evaluation, which
+    /// also goes on with the destructive updates); the progress deadline
+    /// restarts (UpsertDeploymentPromotion).
+    fn promote(&mut self, job: JobId) {
+        let now = self.now();
+        let mut deadline = None;
+        for g in 0..self.jobs[job.index()].counts.len() {
+            if let Some(u) = self.update_strategy(GroupRef::new(job, g))
+                && u.progress_deadline > Millis::ZERO
+            {
+                deadline = Some(
+                    deadline.map_or(u.progress_deadline, |d: Millis| d.min(u.progress_deadline)),
+                );
+            }
+        }
+        let state = &mut self.jobs[job.index()];
+        let Some(d) = state.deployment.as_mut() else {
+            return;
+        };
+        d.promoted = true;
+        let seq = d.seq;
+        if let (Some(pd), Some(_)) = (deadline, d.require_progress_by) {
+            d.require_progress_by = Some(now + pd);
+            self.after(pd, Event::ProgressDeadline(job));
+        }
+        let state = &mut self.jobs[job.index()];
+        let canaries = std::mem::take(&mut state.canaries);
+        let mut promoted = 0;
+        for id in canaries {
+            let a = &self.allocs[id.index()];
+            if a.deployment != Some(seq) {
+                state.canaries.push(id);
+                continue;
+            }
+            promoted += 1;
+            let (g, index) = (a.group.group_index(), a.index);
+            if let Some(old) = state.latest[g].insert(index, id)
+                && self.allocs[old.index()].is_live()
+            {
+                state.displaced.push(old);
+            }
+        }
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::DeploymentPromoted)
+                .job(job)
+                .detail(format!("deployment {seq}: {promoted} canaries promoted"))
+        });
+        self.enqueue_eval(job);
+    }
+
+    /// What the reconciler decides about the deployment when the
+    /// evaluation has nothing to place (isDeploymentComplete): it succeeds
+    /// once every group is complete (a revert whose allocations already run
+    /// the stable version, a count-only version).
+    pub(super) fn reconciled_deployment(&mut self, job: JobId) {
+        if self.active_deployment(job).is_some() && self.deployment_complete(job) {
+            self.finish_deployment(job);
+        }
+    }
+}
+
+/// Nomad's AllocNameIndex.NextCanaries: the indices of allocations being
+/// updated destructively first (lowest first), then free indices below
+/// the count, then indices from the count up; none already a canary's.
+fn next_canaries(
+    n: usize,
+    count: u32,
+    taken: &BTreeSet<u32>,
+    outdated: &[(u32, AllocId)],
+    latest: &std::collections::BTreeMap<u32, AllocId>,
+) -> Vec<u32> {
+    let mut next: Vec<u32> = Vec::with_capacity(n);
+    let destructive = outdated.iter().map(|&(i, _)| i);
+    let free = (0..count).filter(|i| !latest.contains_key(i));
+    for index in destructive.chain(free) {
+        if next.len() == n {
+            return next;
+        }
+        if !taken.contains(&index) && !next.contains(&index) {
+            next.push(index);
+        }
+    }
+    let remainder = (n - next.len()) as u32;
+    next.extend(count..count + remainder);
+    next
 }

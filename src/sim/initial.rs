@@ -33,7 +33,6 @@ impl Simulation<'_> {
             node_state.used_cpu += spec.cpu;
             node_state.used_memory += spec.memory;
             node_state.allocs.insert(id);
-            count_up(&mut node_state.group_allocs, group);
             for &(volume, _) in &volumes {
                 count_up(&mut node_state.alloc_volumes, volume);
             }
@@ -41,6 +40,7 @@ impl Simulation<'_> {
             for volume in self.counted_sources(group) {
                 count_up(&mut self.nodes[node.index()].counted_volumes, volume);
             }
+            self.live.insert(id, group, node);
             let slot = self.slot_key(group, index, node);
             self.jobs[group.job.index()].latest[group.group_index()].insert(slot, id);
             let state = if initial.running {

@@ -54,6 +54,24 @@ impl Simulation<'_> {
                 );
             }
         }
+        // The hot path's index of live allocations (hot.rs) lists exactly
+        // the live allocations of each group, on their nodes.
+        for (j, job) in self.jobs.iter().enumerate() {
+            for g in 0..job.counts.len() {
+                let group =
+                    crate::model::ids::GroupRef::new(crate::model::ids::JobId::from_index(j), g);
+                let mut indexed = self.live.of_group(group).to_vec();
+                indexed.sort_unstable();
+                let expected: Vec<_> = self
+                    .allocs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, a)| a.is_live() && a.group == group)
+                    .map(|(i, a)| (AllocId::from_index(i), a.node))
+                    .collect();
+                assert_eq!(indexed, expected, "live allocations indexed for {group:?}");
+            }
+        }
         let mut alloc_volumes = vec![BTreeMap::<VolumeId, u32>::new(); self.nodes.len()];
         for alloc in self.allocs.iter().filter(|a| a.is_live()) {
             for &(volume, _) in &alloc.volumes {

@@ -13,6 +13,7 @@ mod distinct_invariants;
 mod drain;
 pub mod feasibility;
 mod health;
+mod hot;
 mod initial;
 mod invariants;
 mod placement;
@@ -236,6 +237,13 @@ struct Simulation<'s> {
     disconnects: disconnect::Disconnects,
     /// Nodes being drained with a drain strategy, and pending marks.
     drains: drain::Drains,
+    /// Every group's live allocations and their nodes (see hot.rs).
+    live: hot::LiveAllocs,
+    /// Each node's last bin-pack fitness (see hot.rs).
+    fitness: hot::FitnessCache,
+    /// The applier's scratch index from node to its part of a plan
+    /// (`u32::MAX`: none), reset after every plan.
+    node_slot: Vec<u32>,
     /// Node plugin allocations a drain marked, and why (plugin_drain.rs).
     plugin_marks: plugin_drain::PluginMarks,
 }
@@ -251,7 +259,6 @@ impl<'s> Simulation<'s> {
                 used_cpu: 0,
                 used_memory: 0,
                 plugin_healthy: spec.csi_plugins.iter().map(|p| p.healthy).collect(),
-                group_allocs: Default::default(),
                 allocs: Default::default(),
                 claimed_volumes: Default::default(),
                 alloc_volumes: Default::default(),
@@ -287,6 +294,8 @@ impl<'s> Simulation<'s> {
                     deployment: None,
                     deployments_started: 0,
                     last_success: None,
+                    canaries: Vec::new(),
+                    displaced: Vec::new(),
                 }
             })
             .collect();
@@ -340,6 +349,9 @@ impl<'s> Simulation<'s> {
             deploy_times: Vec::new(),
             disconnects: Default::default(),
             drains: Default::default(),
+            live: hot::LiveAllocs::new(scenario.jobs.iter().map(|j| j.groups.len())),
+            fitness: hot::FitnessCache::new(scenario.nodes.len()),
+            node_slot: vec![u32::MAX; scenario.nodes.len()],
             plugin_marks: Default::default(),
         }
     }

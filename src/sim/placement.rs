@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use super::Simulation;
 use super::feasibility::FilterReason;
+use super::hot::GroupCounts;
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId};
 use crate::model::policy::NomadVersion;
 use crate::model::scenario::{
@@ -366,7 +367,7 @@ impl Simulation<'_> {
         prefs: &Preferences,
         node: NodeId,
         group: GroupRef,
-        proposed_here: impl Fn(GroupRef) -> u32,
+        here: impl Fn(GroupRef) -> GroupCounts,
     ) -> Result<(), FilterReason> {
         let state = prefs.groups[group.group_index()]
             .as_ref()
@@ -380,11 +381,7 @@ impl Simulation<'_> {
                 if !(prefs.job_distinct_hosts || g == group) {
                     return false;
                 }
-                let live = self.nodes[node.index()]
-                    .group_allocs
-                    .get(&g)
-                    .copied()
-                    .unwrap_or(0);
+                let GroupCounts { live, proposed } = here(g);
                 let stopped = prefs
                     .stops
                     .iter()
@@ -393,7 +390,7 @@ impl Simulation<'_> {
                         a.node == node && a.group == g
                     })
                     .count() as u32;
-                live.saturating_sub(stopped) + proposed_here(g) > 0
+                live.saturating_sub(stopped) + proposed > 0
             });
             if collides {
                 return Err(FilterReason::DistinctHosts);

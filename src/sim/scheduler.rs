@@ -9,6 +9,7 @@ use super::claims::{write_claims_exhausted, write_schedulable};
 use super::feasibility::{
     FilterReason, PlacementFailure, constraint_holds_at, plan_aware_claim_check, top_reason,
 };
+use super::hot::GroupCounts;
 use super::rank::{self, MAX_SKIP, SKIP_THRESHOLD};
 use super::reschedule::{RESCHEDULE_WINDOW, followup_windows, reschedule_eligible};
 use super::state::{AllocState, JobStatus};
@@ -58,15 +59,19 @@ pub struct Placement {
     pub seen: Option<Box<super::trace::PlacementSeen>>,
     /// The chosen node's final score (what a reconnect compares).
     pub score: f64,
+    /// A canary of the job's new version, placed beside the slot's
+    /// allocation rather than replacing it (reconcile computeCanaries).
+    pub canary: bool,
 }
 
 /// A slot the reconciler wants filled.
-struct Want {
-    group: GroupRef,
-    index: u32,
-    previous: Option<AllocId>,
-    reschedule: bool,
-    destructive: bool,
+pub(super) struct Want {
+    pub(super) group: GroupRef,
+    pub(super) index: u32,
+    pub(super) previous: Option<AllocId>,
+    pub(super) reschedule: bool,
+    pub(super) destructive: bool,
+    pub(super) canary: bool,
 }
 
 /// What the plan under construction already proposes, on top of the snapshot.
@@ -78,7 +83,11 @@ pub(super) struct PlanContext {
     offset: usize,
     /// CPU and memory the plan proposes on each node (indexed by node).
     resources: Vec<(u64, u64)>,
-    group_on_node: BTreeMap<(NodeId, GroupRef), u32>,
+    /// Per group of the job (by group index), its allocations on each
+    /// node (indexed by node): live ones, filled from the job's live
+    /// allocations when the group is first scored, and the plan's. Empty
+    /// until then.
+    group_counts: Vec<Vec<GroupCounts>>,
     pub(super) claims: BTreeMap<VolumeId, ClaimCounts>,
     /// The mode the plan's first placement on each volume claims in.
     modes: BTreeMap<VolumeId, Capability>,
@@ -166,6 +175,12 @@ impl Simulation<'_> {
         }
         let wants = self.reconcile(job, &mut plan.stops);
         if wants.is_empty() {
+            // A complete evaluation with nothing to place has no placement
+            // failures: Nomad's FSM untracks the job's blocked evaluation
+            // (fsm.go handleUpsertedEval) and `nomad job status` shows none.
+            self.note_placement_failures(job, BTreeMap::new());
+            self.blocked.remove(&job);
+            self.reconciled_deployment(job);
             return plan;
         }
         let order = self.candidate_nodes(job);
@@ -234,6 +249,7 @@ impl Simulation<'_> {
                         destructive: want.destructive,
                         seen,
                         score: ctx.chosen_score,
+                        canary: want.canary,
                     });
                 }
                 Err(filtered) => {
@@ -352,10 +368,13 @@ impl Simulation<'_> {
     }
 
     fn live_allocs_of(&self, job: JobId) -> impl Iterator<Item = AllocId> + '_ {
-        self.jobs[job.index()]
+        let state = &self.jobs[job.index()];
+        state
             .latest
             .iter()
             .flat_map(|slots| slots.values().copied())
+            .chain(state.canaries.iter().copied())
+            .chain(state.displaced.iter().copied())
             .filter(|&id| self.allocs[id.index()].is_live())
     }
 
@@ -393,6 +412,7 @@ impl Simulation<'_> {
                         previous: None,
                         reschedule: false,
                         destructive: false,
+                        canary: false,
                     });
                     continue;
                 };
@@ -410,6 +430,7 @@ impl Simulation<'_> {
                                 previous: Some(id),
                                 reschedule: false,
                                 destructive: false,
+                                canary: false,
                             });
                         } else if alloc.version != version {
                             outdated.push((index, id));
@@ -426,6 +447,7 @@ impl Simulation<'_> {
                             previous: Some(id),
                             reschedule: false,
                             destructive: false,
+                            canary: false,
                         });
                     }
                     // reconciler updateByReschedulable: now if due within
@@ -463,6 +485,7 @@ impl Simulation<'_> {
                                 previous: Some(id),
                                 reschedule: true,
                                 destructive: false,
+                                canary: false,
                             });
                         } else if alloc.followup_at.is_none() {
                             followups.push((id, due));
@@ -473,10 +496,23 @@ impl Simulation<'_> {
             // Destructive updates, lowest index first (computeDestructiveUpdates),
             // as many as the deployment allows: stop the old allocation and
             // place its replacement in the same plan.
-            let budget = if deployment_held {
+            // Canaries first (computeCanaries): while the deployment waits
+            // for them, nothing is updated and only replacements of lost or
+            // failed allocations are placed.
+            let canarying = self.reconcile_canaries(group, &outdated, &mut wants, stops);
+            if canarying {
+                let group_wants = wants.split_off(placing_before);
+                wants.extend(
+                    group_wants
+                        .into_iter()
+                        .filter(|w| w.canary || w.previous.is_some()),
+                );
+            }
+            let placing = wants[placing_before..].iter().filter(|w| !w.canary).count();
+            let budget = if canarying || deployment_held {
                 0
             } else {
-                self.destructive_budget(group, wants.len() - placing_before)
+                self.destructive_budget(group, placing)
             };
             for (index, id) in outdated.into_iter().take(budget) {
                 stops.push(id);
@@ -486,8 +522,10 @@ impl Simulation<'_> {
                     previous: Some(id),
                     reschedule: false,
                     destructive: true,
+                    canary: false,
                 });
             }
+            self.join_in_place(group);
             // A lost allocation its client stops itself holds back the
             // group's placements until then (delayByStopAfter).
             if let Some((id, until)) = self.client_stop_pending(group) {
@@ -729,11 +767,17 @@ impl Simulation<'_> {
                 self.check_volumes(ctx, node, group, volumes)?;
             }
         }
+        if ctx.preferences.is_some() {
+            // distinct_hosts may look at every group of the job.
+            for g in 0..job_spec.groups.len() {
+                self.fill_group_counts(ctx, GroupRef::new(group.job, g));
+            }
+        }
         if let Some(prefs) = ctx.preferences.as_deref() {
             // The distinct_hosts and distinct_property iterators follow the
             // feasibility wrapper, before bin-packing.
             self.check_distinct(prefs, node, group, |g| {
-                ctx.group_on_node.get(&(node, g)).copied().unwrap_or(0)
+                ctx.group_counts[g.group_index()][node.index()]
             })?;
         }
         let (plan_cpu, plan_memory) = ctx.resources[node.index()];
@@ -758,10 +802,12 @@ impl Simulation<'_> {
             SchedulerAlgorithm::Binpack => rank::binpack_score,
             SchedulerAlgorithm::Spread => rank::spread_score,
         };
-        scores[appended] = fitness(used_cpu, node_spec.cpu, used_memory, node_spec.memory);
+        scores[appended] = self.fitness.get(node, used_cpu, used_memory, || {
+            fitness(used_cpu, node_spec.cpu, used_memory, node_spec.memory)
+        });
         appended += 1;
-        let collisions = node_state.group_allocs.get(&group).copied().unwrap_or(0)
-            + ctx.group_on_node.get(&(node, group)).copied().unwrap_or(0);
+        let here = self.fill_group_counts(ctx, group)[node.index()];
+        let collisions = here.live + here.proposed;
         let count = self.jobs[group.job.index()].counts[group.group_index()];
         if let Some(penalty) = rank::anti_affinity_penalty(collisions, count) {
             scores[appended] = penalty;
@@ -924,6 +970,25 @@ impl Simulation<'_> {
         self.count_of_plugin(attached.iter(), plugin) <= max_volumes
     }
 
+    /// `group`'s allocations per node for this evaluation, counted from
+    /// the group's live allocations the first time they are asked for.
+    fn fill_group_counts<'c>(
+        &self,
+        ctx: &'c mut PlanContext,
+        group: GroupRef,
+    ) -> &'c mut [GroupCounts] {
+        let g = group.group_index();
+        if ctx.group_counts.len() <= g {
+            ctx.group_counts.resize_with(g + 1, Vec::new);
+        }
+        let counts = &mut ctx.group_counts[g];
+        if counts.is_empty() {
+            counts.resize(self.nodes.len(), GroupCounts::default());
+            self.live.count_on_nodes(group, counts);
+        }
+        counts
+    }
+
     pub(super) fn propose(
         &self,
         ctx: &mut PlanContext,
@@ -937,7 +1002,7 @@ impl Simulation<'_> {
         let entry = &mut ctx.resources[node.index()];
         entry.0 += spec.cpu;
         entry.1 += spec.memory;
-        *ctx.group_on_node.entry((node, group)).or_default() += 1;
+        self.fill_group_counts(ctx, group)[node.index()].proposed += 1;
         if let Some(prefs) = ctx.preferences.as_deref_mut() {
             self.note_proposed(prefs, node, group);
         }

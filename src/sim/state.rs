@@ -27,10 +27,8 @@ pub struct NodeState {
     pub used_memory: u64,
     /// Health of each node plugin, parallel to the spec's `csi_plugins`.
     pub plugin_healthy: Vec<bool>,
-    /// Live allocations on this node, per task group (for anti-affinity).
-    pub group_allocs: BTreeMap<GroupRef, u32>,
     /// Live allocations on this node.
-    pub allocs: BTreeSet<AllocId>,
+    pub allocs: AllocSet,
     /// Server claims held on this node, per volume (Nomad's CSIVolumesByNodeID,
     /// which `max_volumes` is checked against).
     pub claimed_volumes: BTreeMap<VolumeId, u32>,
@@ -301,6 +299,12 @@ pub struct JobState {
     pub deployments_started: u32,
     /// When the latest successful deployment succeeded, and its version.
     pub last_success: Option<(Millis, u32)>,
+    /// Canaries placed and not promoted (Nomad's PlacedCanaries), of any
+    /// deployment: they run beside the slot's allocation, outside `latest`.
+    pub canaries: Vec<AllocId>,
+    /// Allocations a promotion displaced from their slot (the canary took
+    /// it): the next evaluation stops them (computeStop's canary names).
+    pub displaced: Vec<AllocId>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -322,10 +326,81 @@ pub struct Deployment {
     /// When the deployment fails unless it made progress (Nomad's
     /// RequireProgressBy); `None` without a progress deadline.
     pub require_progress_by: Option<Millis>,
+    /// Canaries each group wants (Nomad's DesiredCanaries), set by the
+    /// first evaluation that has destructive updates to make.
+    pub desired_canaries: Vec<u32>,
+    /// The canaries were promoted (Nomad's DeploymentState.Promoted).
+    pub promoted: bool,
 }
 
 impl Deployment {
     pub fn is_active(&self) -> bool {
         self.status == DeploymentStatus::Running
+    }
+
+    /// Some group has canaries and they are not promoted yet (Nomad's
+    /// RequiresPromotion; the reconciler's isCanarying).
+    pub fn requires_promotion(&self) -> bool {
+        !self.promoted && self.desired_canaries.iter().any(|&c| c > 0)
+    }
+}
+
+/// A node's live allocations, in id order: a sorted vector, as a set.
+/// A new allocation has the highest id yet, so inserting it is a push (an
+/// ordered tree per node cost a cache miss per level on every placement).
+#[derive(Clone, Debug, Default)]
+pub struct AllocSet(Vec<AllocId>);
+
+impl AllocSet {
+    /// Adds `id`; false if it was there.
+    pub fn insert(&mut self, id: AllocId) -> bool {
+        if self.0.last().is_none_or(|&last| last < id) {
+            self.0.push(id);
+            return true;
+        }
+        match self.0.binary_search(&id) {
+            Ok(_) => false,
+            Err(at) => {
+                self.0.insert(at, id);
+                true
+            }
+        }
+    }
+
+    /// Removes `id`; false if it was not there.
+    pub fn remove(&mut self, id: &AllocId) -> bool {
+        match self.0.binary_search(id) {
+            Ok(at) => {
+                self.0.remove(at);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    pub fn contains(&self, id: &AllocId) -> bool {
+        self.0.binary_search(id).is_ok()
+    }
+
+    /// In id order.
+    pub fn iter(&self) -> std::slice::Iter<'_, AllocId> {
+        self.0.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<'a> IntoIterator for &'a AllocSet {
+    type Item = &'a AllocId;
+    type IntoIter = std::slice::Iter<'a, AllocId>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
     }
 }

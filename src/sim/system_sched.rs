@@ -109,6 +109,7 @@ impl Simulation<'_> {
                         seen,
                         // One allocation per node: no replacement to weigh.
                         score: 0.0,
+                        canary: false,
                     });
                 }
                 // Filtered nodes are not reported, only left out.

@@ -198,6 +198,7 @@ impl Simulation<'_> {
             TimelineAction::NodeDisconnect(node) => self.node_disconnect(node),
             TimelineAction::NodeReconnect(node) => self.node_reconnect(node),
             TimelineAction::NodeDrainSpec(node, spec) => self.drain_node(node, spec),
+            TimelineAction::PromoteDeployment(job) => self.promote_deployment(job),
             TimelineAction::StopJob(job) => {
                 self.record(|t| TraceRecord::new(t, TraceKind::StopJob).job(job));
                 self.cancel_deployment(job, "the job stopped");

@@ -45,6 +45,7 @@ pub enum TraceKind {
     Migrate,
     DrainComplete,
     NodeDetachFailed,
+    PromoteDeployment,
 }
 
 impl TraceKind {
@@ -88,6 +89,7 @@ impl TraceKind {
             TraceKind::Migrate => "migrate",
             TraceKind::DrainComplete => "drain_complete",
             TraceKind::NodeDetachFailed => "node_detach_failed",
+            TraceKind::PromoteDeployment => "promote_deployment",
         }
     }
 }
