@@ -1,7 +1,8 @@
 //! `cargo bench`: the event queue alone, one placement on a 5,000-node
-//! cluster, the C1M shape end to end, the report's scenario, and the sweep
-//! pipeline's parts (replaying an experiment's runs, their journal lines,
-//! the outputs rendered from them).
+//! cluster, the C1M shapes end to end (and the SimPy peer's workload), the
+//! report's scenario, the sweep pipeline's parts (replaying an experiment's
+//! runs, their journal lines, the outputs rendered from them), and the
+//! scaling shapes of benches/scale/ (4,000 per job, 1,250 vs 40,000 nodes).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -82,6 +83,7 @@ fn c1m(c: &mut Criterion) {
     for (file, allocations) in [
         ("scale-scenarios/c1m.yaml", 1_000_000),
         ("scale-scenarios/c1m-csi.yaml", 200_000),
+        ("scale-scenarios/workload-100x1000.yaml", 100_000),
     ] {
         let scenario = scenario(file);
         group.throughput(Throughput::Elements(allocations));
@@ -90,6 +92,27 @@ fn c1m(c: &mut Criterion) {
                 b.iter(|| black_box(run(&scenario, policy, 1)))
             });
         }
+    }
+    group.finish();
+}
+
+/// The #16 scaling shapes (benches/scale/, not run by CI), naive only,
+/// throughput in placements so criterion reports the cost per placement:
+/// 250 jobs x 4,000 allocations against C1M's 1,000 x 1,000, and the
+/// same 100,000 placements on 1,250 and on 40,000 nodes.
+fn scale(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scale");
+    group.sample_size(10);
+    for (file, allocations) in [
+        ("benches/scale/nodes-1250.yaml", 100_000),
+        ("benches/scale/nodes-40000.yaml", 100_000),
+        ("benches/scale/per-job-4000.yaml", 1_000_000),
+    ] {
+        let scenario = scenario(file);
+        group.throughput(Throughput::Elements(allocations));
+        group.bench_function(format!("{}/naive", scenario.name), |b| {
+            b.iter(|| black_box(run(&scenario, Policy::Naive, 1)))
+        });
     }
     group.finish();
 }
@@ -159,6 +182,7 @@ criterion_group!(
     one_placement,
     report_scenario,
     c1m,
-    sweep_pipeline
+    sweep_pipeline,
+    scale
 );
 criterion_main!(benches);

@@ -83,6 +83,9 @@ pub(super) struct GroupCounts {
 /// the two `pow10`s.
 pub(super) struct FitnessCache {
     entries: Vec<Cell<Fitness>>,
+    /// Each node's CPU and memory (the spec's), beside its entry: a
+    /// scoring reads one small record instead of the node's whole spec.
+    capacity: Vec<(u64, u64)>,
 }
 
 #[derive(Clone, Copy)]
@@ -94,15 +97,22 @@ struct Fitness {
 }
 
 impl FitnessCache {
-    pub(super) fn new(nodes: usize) -> Self {
+    /// For nodes of the given CPU and memory.
+    pub(super) fn new(capacity: Vec<(u64, u64)>) -> Self {
         let empty = Fitness {
             used_cpu: 0,
             used_memory: 0,
             score: f64::NAN,
         };
         FitnessCache {
-            entries: vec![Cell::new(empty); nodes],
+            entries: vec![Cell::new(empty); capacity.len()],
+            capacity,
         }
+    }
+
+    /// `node`'s CPU and memory.
+    pub(super) fn capacity(&self, node: NodeId) -> (u64, u64) {
+        self.capacity[node.index()]
     }
 
     /// `compute(used_cpu, used_memory)` for `node`, from the cache when
@@ -132,6 +142,39 @@ impl FitnessCache {
     }
 }
 
+/// Each node's datacenter as a dense index, so an evaluation compares
+/// datacenter names once per datacenter instead of once per node.
+pub(super) struct Datacenters {
+    names: Vec<String>,
+    of_node: Vec<u32>,
+}
+
+impl Datacenters {
+    pub(super) fn new<'a>(node_datacenters: impl Iterator<Item = &'a String>) -> Self {
+        let mut names: Vec<String> = Vec::new();
+        let of_node = node_datacenters
+            .map(|dc| match names.iter().position(|n| n == dc) {
+                Some(i) => i as u32,
+                None => {
+                    names.push(dc.clone());
+                    (names.len() - 1) as u32
+                }
+            })
+            .collect();
+        Datacenters { names, of_node }
+    }
+
+    /// Each node's datacenter index.
+    pub(super) fn of_node(&self) -> &[u32] {
+        &self.of_node
+    }
+
+    /// Whether each datacenter index is one of `wanted`.
+    pub(super) fn of_job(&self, wanted: &[String]) -> Vec<bool> {
+        self.names.iter().map(|n| wanted.contains(n)).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +200,17 @@ mod tests {
     }
 
     #[test]
+    fn datacenters_are_indexed_once() {
+        let names: Vec<String> = ["b", "a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let dcs = Datacenters::new(names.iter());
+        assert_eq!(dcs.of_node(), &[0, 1, 0, 2]);
+        assert_eq!(
+            dcs.of_job(&["c".to_string(), "b".to_string()]),
+            vec![true, false, true]
+        );
+    }
+
+    #[test]
     fn alloc_set_keeps_id_order() {
         use super::super::state::AllocSet;
         let mut set = AllocSet::default();
@@ -175,7 +229,8 @@ mod tests {
 
     #[test]
     fn fitness_is_recomputed_only_for_a_new_usage() {
-        let cache = FitnessCache::new(2);
+        let cache = FitnessCache::new(vec![(4, 4); 2]);
+        assert_eq!(cache.capacity(NodeId(1)), (4, 4));
         let calls = Cell::new(0);
         let score = |v: f64| {
             calls.set(calls.get() + 1);

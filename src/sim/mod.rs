@@ -244,6 +244,8 @@ struct Simulation<'s> {
     /// The applier's scratch index from node to its part of a plan
     /// (`u32::MAX`: none), reset after every plan.
     node_slot: Vec<u32>,
+    /// Each node's datacenter as a dense index (see hot.rs).
+    datacenters: hot::Datacenters,
     /// Node plugin allocations a drain marked, and why (plugin_drain.rs).
     plugin_marks: plugin_drain::PluginMarks,
 }
@@ -350,7 +352,10 @@ impl<'s> Simulation<'s> {
             disconnects: Default::default(),
             drains: Default::default(),
             live: hot::LiveAllocs::new(scenario.jobs.iter().map(|j| j.groups.len())),
-            fitness: hot::FitnessCache::new(scenario.nodes.len()),
+            fitness: hot::FitnessCache::new(
+                scenario.nodes.iter().map(|n| (n.cpu, n.memory)).collect(),
+            ),
+            datacenters: hot::Datacenters::new(scenario.nodes.iter().map(|n| &n.datacenter)),
             node_slot: vec![u32::MAX; scenario.nodes.len()],
             plugin_marks: Default::default(),
         }

@@ -558,14 +558,14 @@ impl Simulation<'_> {
     /// (Nomad's random iterator) by the run's seeded stream.
     fn candidate_nodes(&mut self, job: JobId) -> Vec<NodeId> {
         let datacenters = &self.scenario.jobs[job.index()].datacenters;
+        // Datacenters compared once per evaluation, not once per node.
+        let in_job_dc = self.datacenters.of_job(datacenters);
         let mut order: Vec<NodeId> = self
-            .scenario
             .nodes
             .iter()
+            .zip(self.datacenters.of_node())
             .enumerate()
-            .filter(|(i, spec)| {
-                self.nodes[*i].schedulable() && datacenters.contains(&spec.datacenter)
-            })
+            .filter(|(_, (state, dc))| state.schedulable() && in_job_dc[**dc as usize])
             .map(|(i, _)| NodeId::from_index(i))
             .collect();
         self.shuffle_rng.shuffle(&mut order);
@@ -789,10 +789,13 @@ impl Simulation<'_> {
         let used_cpu = (node_state.used_cpu + plan_cpu + group_spec.cpu).saturating_sub(freed_cpu);
         let used_memory =
             (node_state.used_memory + plan_memory + group_spec.memory).saturating_sub(freed_memory);
-        if used_cpu > node_spec.cpu {
+        // The node's capacity from the hot fitness entry (the spec's
+        // values): the spec itself is read only on a class-cache miss.
+        let (cpu, memory) = self.fitness.capacity(node);
+        if used_cpu > cpu {
             return Err(FilterReason::CpuExhausted);
         }
-        if used_memory > node_spec.memory {
+        if used_memory > memory {
             return Err(FilterReason::MemoryExhausted);
         }
 
@@ -803,7 +806,7 @@ impl Simulation<'_> {
             SchedulerAlgorithm::Spread => rank::spread_score,
         };
         scores[appended] = self.fitness.get(node, used_cpu, used_memory, || {
-            fitness(used_cpu, node_spec.cpu, used_memory, node_spec.memory)
+            fitness(used_cpu, cpu, used_memory, memory)
         });
         appended += 1;
         let here = self.fill_group_counts(ctx, group)[node.index()];
