@@ -8,7 +8,9 @@
 //! capabilities and requests naming their modes, enforcing and toy
 //! plugins, `max_volumes`, reschedule policies, and timelines of scale,
 //! drain, node down/up, plugin health and stop events, with one or two
-//! scheduler workers, and claim GC and node GC settings small enough to act.
+//! scheduler workers, and claim GC and node GC settings small enough to act;
+//! now and then system and sysbatch jobs, a system plugin job providing the
+//! node plugin, and drains with a strategy (`add_workloads`).
 
 use std::collections::BTreeMap;
 
@@ -113,8 +115,127 @@ pub fn generate(seed: u64, index: u64) -> Scenario {
         volume_by_name: BTreeMap::new(),
         driver_names: vec!["docker".to_string()],
     };
+    add_workloads(&mut scenario, seed, index);
     super::shrink::rebuild_volume_names(&mut scenario);
     scenario
+}
+
+/// From their own stream, so the scenarios they leave alone are unchanged:
+/// in about one scenario of four the first plugin's node plugin comes from
+/// a system plugin job (every node gets the job's slot instead of its own),
+/// one job of eight becomes a system or sysbatch job (count 1; scales of
+/// it to 0 or 1), and in about one of three a drain with a strategy (a
+/// deadline or none, system jobs ignored or not) hits a node, so drains of
+/// nodes running plugin allocations and system jobs are searched too.
+fn add_workloads(scenario: &mut Scenario, seed: u64, index: u64) {
+    let mut rng = HuntRng::new(seed, index, Purpose::Workloads);
+    let rng = &mut rng;
+    let plugin_job = rng.chance(25);
+    let plugin = PluginId::from_index(0);
+    if plugin_job {
+        for node in &mut scenario.nodes {
+            node.csi_plugins.retain(|p| p.plugin != plugin);
+            node.csi_plugins.push(NodePluginSpec {
+                plugin,
+                healthy: false,
+                max_volumes: 0,
+                from_job: true,
+            });
+        }
+    }
+    for job in &mut scenario.jobs {
+        if rng.chance(12) {
+            job.kind = if rng.chance(75) {
+                JobKind::System
+            } else {
+                JobKind::Sysbatch
+            };
+            for group in &mut job.groups {
+                group.count = 1;
+                group.reschedule = ReschedulePolicy::default_for(job.kind);
+                // As the loader gives every group of a job that is not batch.
+                group.update = Some(Default::default());
+                if job.kind == JobKind::Sysbatch && group.run_for.is_none() {
+                    group.run_for = Some(Millis::from_secs(rng.range(1, 10) * 60));
+                }
+            }
+        }
+    }
+    for event in &mut scenario.events {
+        if let TimelineAction::Scale { job, count, .. } = &mut event.action
+            && scenario.jobs[job.index()].is_system()
+        {
+            *count = (*count).min(1);
+        }
+    }
+    if plugin_job {
+        let job = plugin_job_spec(rng, plugin);
+        // As the loader marks a plugin whose controller a job runs.
+        scenario.plugins[plugin.index()].controller_from_jobs |= job.groups[0]
+            .csi_plugins
+            .iter()
+            .any(|t| t.kind.runs_controller());
+        scenario.jobs.push(job);
+    }
+    if rng.chance(35) {
+        let node = NodeId::from_index(rng.index(scenario.nodes.len()));
+        let deadline = [None, Some(30), Some(120), Some(900)][rng.index(4)];
+        let at = Millis::from_secs(rng.range(10, scenario.horizon.0 / 2000));
+        scenario.events.push(TimedEvent {
+            at,
+            action: TimelineAction::NodeDrainSpec(
+                node,
+                DrainSpec {
+                    deadline: deadline.map(Millis::from_secs),
+                    ignore_system_jobs: rng.chance(30),
+                },
+            ),
+        });
+        // Stable: the drain goes after events at its instant, as a file's.
+        scenario.events.sort_by_key(|e| e.at);
+    }
+}
+
+/// A system job whose task runs `plugin`'s node plugin on every node.
+fn plugin_job_spec(rng: &mut HuntRng, plugin: PluginId) -> JobSpec {
+    let kind = JobKind::System;
+    JobSpec {
+        name: "plugin-nodes".to_string(),
+        kind,
+        submit_at: Millis::ZERO,
+        datacenters: vec!["dc1".to_string()],
+        priority: 50,
+        constraints: Vec::new(),
+        groups: vec![GroupSpec {
+            name: "plugin".to_string(),
+            count: 1,
+            volumes: Vec::new(),
+            constraints: Vec::new(),
+            reschedule: ReschedulePolicy::default_for(kind),
+            cpu: 100,
+            memory: 64,
+            drivers: DRIVER,
+            run_for: None,
+            csi_plugins: vec![TaskPlugin {
+                plugin,
+                kind: if rng.chance(50) {
+                    CsiPluginType::Node
+                } else {
+                    CsiPluginType::Monolith
+                },
+            }],
+            healthy_after: Millis::ZERO,
+            spreads: Vec::new(),
+            affinities: Vec::new(),
+            update: Some(Default::default()),
+            disconnect: Default::default(),
+            migrate: Default::default(),
+        }],
+        spreads: Vec::new(),
+        affinities: Vec::new(),
+        versions: Vec::new(),
+        in_place_versions: Default::default(),
+    }
 }
 
 fn cluster(rng: &mut HuntRng) -> ClusterConfig {
@@ -381,6 +502,37 @@ fn event(rng: &mut HuntRng, horizon: Millis, nodes: &[NodeSpec], jobs: &[JobSpec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// System and sysbatch jobs, a system plugin job providing the node
+    /// plugin (every node's slot for it then comes from the job), and
+    /// drains with a strategy are generated, within the usual bounds.
+    #[test]
+    fn generates_system_jobs_plugin_jobs_and_drains() {
+        let scenarios: Vec<Scenario> = (0..300).map(|i| generate(1, i)).collect();
+        let jobs = || scenarios.iter().flat_map(|s| s.jobs.iter());
+        assert!(jobs().any(|j| j.kind == JobKind::System && j.groups[0].csi_plugins.is_empty()));
+        assert!(jobs().any(|j| j.kind == JobKind::Sysbatch));
+        let with_plugin_job = scenarios
+            .iter()
+            .filter(|s| s.jobs.iter().any(|j| !j.groups[0].csi_plugins.is_empty()))
+            .count();
+        assert!(with_plugin_job > 30, "{with_plugin_job}");
+        for s in &scenarios {
+            let runs_plugin = s.jobs.iter().any(|j| !j.groups[0].csi_plugins.is_empty());
+            let job_slots = s
+                .nodes
+                .iter()
+                .filter(|n| n.csi_plugins.iter().any(|p| p.from_job))
+                .count();
+            assert_eq!(job_slots, if runs_plugin { s.nodes.len() } else { 0 });
+            assert!(s.jobs.len() <= 4 && s.nodes.len() <= 4);
+        }
+        assert!(scenarios.iter().any(|s| {
+            s.events.iter().any(|e| {
+                matches!(e.action, TimelineAction::NodeDrainSpec(_, spec) if spec.deadline.is_some())
+            })
+        }));
+    }
 
     /// The generator makes the inputs the pinned releases added: volumes
     /// listing capabilities, requests naming their modes (a few without,

@@ -431,6 +431,7 @@ fn claim_lives(trace: &[TraceRecord]) -> (Vec<ClaimLife>, Vec<AllocKey>) {
                         granted: record.time,
                         terminal: None,
                         released: None,
+                        stranded: false,
                     });
                 }
             }
@@ -439,6 +440,13 @@ fn claim_lives(trace: &[TraceRecord]) -> (Vec<ClaimLife>, Vec<AllocKey>) {
                     && let Some(i) = open.get_mut(&(key, volume)).and_then(VecDeque::pop_front)
                 {
                     claims[i].released = Some(record.time);
+                }
+            }
+            TraceKind::NodeDetachFailed => {
+                if let Some(volume) = record.volume
+                    && let Some(&i) = open.get(&(key, volume)).and_then(VecDeque::front)
+                {
+                    claims[i].stranded = true;
                 }
             }
             TraceKind::Failed | TraceKind::Complete | TraceKind::Lost | TraceKind::Stopped => {
@@ -466,7 +474,9 @@ fn lost_claim(
     let (claims, owners) = claim_lives(trace);
     let releases = Releases::new(scenario, version, trace, &claims);
     claims.iter().zip(&owners).find_map(|(life, key)| {
-        let terminal = life.terminal.filter(|_| life.released.is_none())?;
+        let terminal = life
+            .terminal
+            .filter(|_| life.released.is_none() && !life.stranded)?;
         let (deadline, path) = releases.deadline(life.node, life.volume, terminal)?;
         (deadline <= scenario.horizon).then_some(LostClaim {
             group: key.0,

@@ -72,6 +72,10 @@ pub struct ClaimLife {
     pub granted: Millis,
     pub terminal: Option<Millis>,
     pub released: Option<Millis>,
+    /// An unmount found the node plugin's allocations stopped
+    /// (`node_detach_failed`): the claim waits for the plugin to come back,
+    /// which no release path here predicts, so it is never called lost.
+    pub stranded: bool,
 }
 
 impl<'s> Releases<'s> {

@@ -11,6 +11,9 @@ use rand_chacha::ChaCha8Rng;
 pub enum Purpose {
     Generate = 1,
     Mutate = 2,
+    /// System jobs, plugin jobs and drains with a strategy, drawn apart so
+    /// that the scenarios without them stay as they were.
+    Workloads = 3,
 }
 
 pub struct HuntRng {

@@ -116,8 +116,18 @@ fn operations(s: &Scenario) -> Vec<Op> {
             ops.extend((0..group.volumes.len()).map(|r| Op::RemoveRequest(j, g, r)));
         }
     }
+    // A plugin job's slots follow its job (`sync_job_plugins`), not these.
+    let declared = |node: &NodeSpec| -> Vec<usize> {
+        (0..node.csi_plugins.len())
+            .filter(|&k| !node.csi_plugins[k].from_job)
+            .collect()
+    };
     for (n, node) in s.nodes.iter().enumerate() {
-        ops.extend((0..node.csi_plugins.len()).map(|k| Op::RemoveNodePlugin(n, k)));
+        ops.extend(
+            declared(node)
+                .into_iter()
+                .map(|k| Op::RemoveNodePlugin(n, k)),
+        );
     }
     for (j, job) in s.jobs.iter().enumerate() {
         ops.extend((0..job.groups.len()).map(|g| Op::LowerCount(j, g)));
@@ -137,7 +147,11 @@ fn operations(s: &Scenario) -> Vec<Op> {
         }
     }
     for (n, node) in s.nodes.iter().enumerate() {
-        ops.extend((0..node.csi_plugins.len()).map(|k| Op::DefaultNodePlugin(n, k)));
+        ops.extend(
+            declared(node)
+                .into_iter()
+                .map(|k| Op::DefaultNodePlugin(n, k)),
+        );
         ops.push(Op::DefaultNodeResources(n));
     }
     ops.extend((0..GC_SETTINGS).map(Op::DefaultGc));
@@ -319,8 +333,55 @@ fn apply(s: &Scenario, op: &Op) -> Option<Scenario> {
             }
         }
     }
+    sync_job_plugins(&mut t);
     // Only what a file can say: an event about a job after its submission.
     t.events_follow_submissions().then_some(t)
+}
+
+/// The plugin slots and controllers that plugin jobs give, as the loader
+/// derives them (scenario/plugin_jobs.rs), after a job, group, node or
+/// plugin went: every node in the job's datacenters with its drivers that
+/// does not declare the plugin itself (generated jobs have no constraints).
+fn sync_job_plugins(s: &mut Scenario) {
+    for node in &mut s.nodes {
+        node.csi_plugins.retain(|p| !p.from_job);
+    }
+    for plugin in &mut s.plugins {
+        plugin.controller_from_jobs = false;
+    }
+    for job in &s.jobs {
+        for group in &job.groups {
+            for task in &group.csi_plugins {
+                if task.kind.runs_controller() {
+                    s.plugins[task.plugin.index()].controller_from_jobs = true;
+                }
+                if !task.kind.runs_node() {
+                    continue;
+                }
+                for node in &mut s.nodes {
+                    let fits = job.datacenters.contains(&node.datacenter)
+                        && group.drivers.is_subset(node.drivers);
+                    if fits && !node.csi_plugins.iter().any(|p| p.plugin == task.plugin) {
+                        node.csi_plugins.push(NodePluginSpec {
+                            plugin: task.plugin,
+                            healthy: false,
+                            max_volumes: 0,
+                            from_job: true,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    // A plugin_health event needs the plugin on its node.
+    let nodes = &s.nodes;
+    s.events.retain(|e| match e.action {
+        TimelineAction::PluginHealth { plugin, node, .. } => nodes[node.index()]
+            .csi_plugins
+            .iter()
+            .any(|p| p.plugin == plugin),
+        _ => true,
+    });
 }
 
 fn remove_job(s: &mut Scenario, j: usize) {
@@ -348,6 +409,7 @@ fn event_node(action: &mut TimelineAction) -> Option<&mut NodeId> {
         TimelineAction::NodeDown(node)
         | TimelineAction::NodeUp(node)
         | TimelineAction::NodeDrain(node)
+        | TimelineAction::NodeDrainSpec(node, _)
         | TimelineAction::PluginHealth { node, .. } => Some(node),
         _ => None,
     }
@@ -441,6 +503,12 @@ fn remove_plugin(s: &mut Scenario, p: usize) {
     }
     for volume in &mut s.volumes {
         shift(&mut volume.plugin);
+    }
+    for group in s.jobs.iter_mut().flat_map(|j| j.groups.iter_mut()) {
+        group.csi_plugins.retain(|t| t.plugin != gone);
+        for task in &mut group.csi_plugins {
+            shift(&mut task.plugin);
+        }
     }
     for event in &mut s.events {
         if let TimelineAction::PluginHealth { plugin, .. } = &mut event.action {

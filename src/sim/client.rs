@@ -435,10 +435,22 @@ impl Simulation<'_> {
     fn begin_release(&mut self, id: AllocId, volume: VolumeId) {
         let node = self.volumes[volume.index()].ledger[&id].node;
         if self.client_reachable(node) {
-            let latency = self.scenario.cluster.node_detach_latency;
-            self.after(latency, Event::NodeDetach(id, volume));
+            self.begin_node_detach(id, volume);
         } else {
             self.await_claim_gc(id, volume);
+        }
+    }
+
+    /// The client starts unmounting through its node plugin: if the plugin
+    /// jobs' allocations that provided it there have stopped, the unmount
+    /// fails at once and the claim waits for the claim GC to retry it;
+    /// an unmount that began completes (plugin_drain.rs).
+    fn begin_node_detach(&mut self, id: AllocId, volume: VolumeId) {
+        if self.node_plugin_stopped(id, volume) {
+            self.await_claim_gc(id, volume);
+        } else {
+            let latency = self.scenario.cluster.node_detach_latency;
+            self.after(latency, Event::NodeDetach(id, volume));
         }
     }
 
@@ -447,12 +459,6 @@ impl Simulation<'_> {
         if !self.client_reachable(claim.node) {
             // The node went down, or its client lost the servers, before
             // it could unpublish.
-            self.await_claim_gc(id, volume);
-            return;
-        }
-        if self.node_plugin_stopped(id, volume) {
-            // The unmount goes through the node plugin, whose allocations
-            // stopped here: it fails, and the claim GC retries it.
             self.await_claim_gc(id, volume);
             return;
         }
@@ -483,10 +489,9 @@ impl Simulation<'_> {
             .copied()
             .filter(|(volume, id)| self.volumes[volume.index()].ledger[id].node == node)
             .collect();
-        let latency = self.scenario.cluster.node_detach_latency;
         for (volume, id) in waiting {
             self.awaiting_claim_gc.remove(&(volume, id));
-            self.after(latency, Event::NodeDetach(id, volume));
+            self.begin_node_detach(id, volume);
         }
     }
 
@@ -521,7 +526,9 @@ impl Simulation<'_> {
             // its grace period) cannot unpublish: the detach fails and is
             // retried at the next pass.
             let release = if self.client_reachable(node) {
-                Some(Event::NodeDetach(id, volume))
+                // The watcher's node unpublish goes through the client's
+                // plugin: it fails while the plugin is stopped there.
+                (!self.node_plugin_stopped(id, volume)).then_some(Event::NodeDetach(id, volume))
             } else if node_state.status != NodeStatus::Down {
                 None
             } else if version.skips_down_node_detach() || node_gone {

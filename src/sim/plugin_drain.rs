@@ -15,11 +15,14 @@
 //!   no live allocation of a job drained before it still has a volume of
 //!   that plugin published there
 //!   (asserted by `check_drain_plugin_invariant`);
-//! - a stopped allocation's unmount that comes after the plugin stopped
+//! - a stopped allocation's unmount that begins after the plugin stopped
 //!   fails (`csimanager` finds no plugin), and the claim stays published
 //!   until the claim GC's retry finds the plugin back or the node down.
 //!   Each such failure is a `node_detach_failed` trace row: the run counts
-//!   the condition rather than hiding it.
+//!   the condition rather than hiding it. An unmount that began before the
+//!   plugin stopped completes: plansim stops a task at once when its plan
+//!   commits, where Nomad's client kills it only after it has pulled the
+//!   update, so checking at the end would lose every race.
 
 use std::collections::BTreeMap;
 
