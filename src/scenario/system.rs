@@ -21,12 +21,23 @@ pub(super) fn check_system_group(
         return Ok(());
     }
     let count = group.count.map_or(1, |c| c.0);
-    if count > 1 {
+    if count > 1 && kind == JobKind::System {
         return Err((
             Some(at),
             format!(
-                "{path}.count: {count} on a system or sysbatch job; Nomad: \"Job task group {} has count {count}. Count cannot exceed 1 with system scheduler\"",
+                "{path}.count: {count} on a system job; Nomad: \"Job task group {} has count {count}. Count cannot exceed 1 with system scheduler\"",
                 group.name
+            ),
+        ));
+    }
+    if count > 1 {
+        // Nomad accepts it; plansim does not model it (ARCHITECTURE's
+        // deliberate divergences), so it refuses rather than run it wrong.
+        return Err((
+            Some(at),
+            format!(
+                "{path}.count: {count} on a sysbatch job; expected 0 or 1: plansim runs at most one allocation of a sysbatch group per node (Nomad would run allocations [0] to [{}] of it on every node)",
+                count - 1
             ),
         ));
     }
