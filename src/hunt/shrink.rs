@@ -14,6 +14,7 @@
 use crate::model::ids::{JobId, NodeId, PluginId, VolumeId};
 use crate::model::scenario::*;
 use crate::model::time::Millis;
+use crate::scenario::plugin_jobs;
 
 /// Most candidate scenarios one shrink checks (MAX_SHRINK_CHECKS). Each
 /// check is at most six short simulations; a generated scenario reaches its
@@ -338,10 +339,9 @@ fn apply(s: &Scenario, op: &Op) -> Option<Scenario> {
     t.events_follow_submissions().then_some(t)
 }
 
-/// The plugin slots and controllers that plugin jobs give, as the loader
-/// derives them (scenario/plugin_jobs.rs), after a job, group, node or
-/// plugin went: every node in the job's datacenters with its drivers that
-/// does not declare the plugin itself (generated jobs have no constraints).
+/// The plugin slots and controllers that plugin jobs give, derived again
+/// by the loader's own functions (scenario/plugin_jobs.rs) after a job,
+/// group, node or plugin went.
 fn sync_job_plugins(s: &mut Scenario) {
     for node in &mut s.nodes {
         node.csi_plugins.retain(|p| !p.from_job);
@@ -349,30 +349,8 @@ fn sync_job_plugins(s: &mut Scenario) {
     for plugin in &mut s.plugins {
         plugin.controller_from_jobs = false;
     }
-    for job in &s.jobs {
-        for group in &job.groups {
-            for task in &group.csi_plugins {
-                if task.kind.runs_controller() {
-                    s.plugins[task.plugin.index()].controller_from_jobs = true;
-                }
-                if !task.kind.runs_node() {
-                    continue;
-                }
-                for node in &mut s.nodes {
-                    let fits = job.datacenters.contains(&node.datacenter)
-                        && group.drivers.is_subset(node.drivers);
-                    if fits && !node.csi_plugins.iter().any(|p| p.plugin == task.plugin) {
-                        node.csi_plugins.push(NodePluginSpec {
-                            plugin: task.plugin,
-                            healthy: false,
-                            max_volumes: 0,
-                            from_job: true,
-                        });
-                    }
-                }
-            }
-        }
-    }
+    plugin_jobs::place_job_plugins(&mut s.nodes, &s.jobs);
+    plugin_jobs::note_job_controllers(&mut s.plugins, &s.jobs);
     // A plugin_health event needs the plugin on its node.
     let nodes = &s.nodes;
     s.events.retain(|e| match e.action {

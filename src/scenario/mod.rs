@@ -12,7 +12,7 @@ pub mod nomad_job;
 pub mod nomad_json;
 pub mod nomad_volume;
 pub mod placement;
-mod plugin_jobs;
+pub mod plugin_jobs;
 pub mod raw;
 mod system;
 pub mod template;

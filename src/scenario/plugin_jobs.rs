@@ -38,7 +38,7 @@ pub(super) fn group_plugins(
 /// drivers) a slot for that plugin, missing until one of the group's
 /// allocations runs there. A node that declares the plugin itself keeps
 /// its declaration, which the job's allocations do not change.
-pub(super) fn place_job_plugins(nodes: &mut [NodeSpec], jobs: &[JobSpec]) {
+pub fn place_job_plugins(nodes: &mut [NodeSpec], jobs: &[JobSpec]) {
     for job in jobs {
         for group in &job.groups {
             for task in group.csi_plugins.iter().filter(|p| p.kind.runs_node()) {
@@ -65,7 +65,7 @@ pub(super) fn place_job_plugins(nodes: &mut [NodeSpec], jobs: &[JobSpec]) {
 }
 
 /// Marks the plugins whose controller some job runs.
-pub(super) fn note_job_controllers(plugins: &mut [PluginSpec], jobs: &[JobSpec]) {
+pub fn note_job_controllers(plugins: &mut [PluginSpec], jobs: &[JobSpec]) {
     let controllers = jobs
         .iter()
         .flat_map(|job| job.groups.iter())
