@@ -100,10 +100,19 @@ impl Simulation<'_> {
     /// How many destructive updates an evaluation may make in `group` now
     /// (reconcile_cluster.go computeUnderProvisionedBy): all without an
     /// update strategy; none once the deployment failed; else
-    /// `max_parallel` less the deployment's allocations not yet healthy,
-    /// and none while one of them is unhealthy. `placing` other
-    /// placements of the group use the budget first (placeAllocs).
-    pub(super) fn destructive_budget(&self, group: GroupRef, placing: usize) -> usize {
+    /// `max_parallel` less the deployment's untainted allocations not yet
+    /// healthy, and none while one of them is unhealthy. The untainted are
+    /// the live allocations and `failed_untainted`, failed ones not
+    /// rescheduled by this evaluation (filterByRescheduleable), so a failed
+    /// allocation waiting for its reschedule holds the group's updates
+    /// back. `placing` other placements of the group use the budget first
+    /// (placeAllocs).
+    pub(super) fn destructive_budget(
+        &self,
+        group: GroupRef,
+        placing: usize,
+        failed_untainted: &[AllocId],
+    ) -> usize {
         let Some(update) = self.update_strategy(group) else {
             return usize::MAX;
         };
@@ -121,7 +130,8 @@ impl Simulation<'_> {
         let mut budget = update.max_parallel as usize;
         for &id in state.latest[group.group_index()].values() {
             let alloc = &self.allocs[id.index()];
-            if !alloc.is_live() || alloc.deployment != Some(deployment.seq) {
+            let untainted = alloc.is_live() || failed_untainted.contains(&id);
+            if !untainted || alloc.deployment != Some(deployment.seq) {
                 continue;
             }
             match alloc.deploy_health {
@@ -131,18 +141,6 @@ impl Simulation<'_> {
             }
         }
         budget.saturating_sub(placing)
-    }
-
-    /// Whether the allocation was placed by its job's active deployment and
-    /// found unhealthy there (`DeploymentStatus.IsUnhealthy`): while such an
-    /// allocation waits for its reschedule, reconcile.go computeLimit (1.2.6)
-    /// and reconcile_cluster.go computeUnderProvisionedBy (2.0.5) allow no
-    /// destructive update of its group.
-    pub(super) fn unhealthy_in_active_deployment(&self, id: AllocId) -> bool {
-        let alloc = &self.allocs[id.index()];
-        alloc.deploy_health == Some(false)
-            && alloc.deployment.is_some()
-            && alloc.deployment == self.active_deployment(alloc.group.job).map(|d| d.seq)
     }
 
     /// A placement was committed: an allocation of the job's active

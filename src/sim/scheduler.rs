@@ -406,7 +406,7 @@ impl Simulation<'_> {
             let version = self.jobs[job.index()].version;
             let placing_before = wants.len();
             let mut outdated = Vec::new();
-            let mut deployment_held = false;
+            let mut failed_untainted = Vec::new();
             for index in 0..count {
                 let Some(&id) = latest.get(&index) else {
                     wants.push(Want {
@@ -476,14 +476,10 @@ impl Simulation<'_> {
                         let now_due =
                             due.is_some_and(|due| followup_due || due <= now + RESCHEDULE_WINDOW);
                         // filterByRescheduleable keeps a failed allocation
-                        // not rescheduled now among the untainted, where an
-                        // unhealthy one of the deployment stops every
-                        // destructive update (computeLimit).
-                        if !now_due
-                            && alloc.state == AllocState::Failed
-                            && self.unhealthy_in_active_deployment(id)
-                        {
-                            deployment_held = true;
+                        // not rescheduled now among the untainted, which
+                        // the destructive budget counts.
+                        if !now_due && alloc.state == AllocState::Failed {
+                            failed_untainted.push(id);
                         }
                         let Some(due) = due else {
                             continue;
@@ -519,10 +515,10 @@ impl Simulation<'_> {
                 );
             }
             let placing = wants[placing_before..].iter().filter(|w| !w.canary).count();
-            let budget = if canarying || deployment_held {
+            let budget = if canarying {
                 0
             } else {
-                self.destructive_budget(group, placing)
+                self.destructive_budget(group, placing, &failed_untainted)
             };
             for (index, id) in outdated.into_iter().take(budget) {
                 stops.push(id);
