@@ -81,7 +81,7 @@ impl Simulation<'_> {
         if !state.schedulable() {
             return Err(format!("node {} is not ready or is draining", spec.name));
         }
-        let (mut cpu, mut memory) = (state.used_cpu, state.used_memory);
+        let (mut cpu, mut memory) = self.node_table.used(node);
         for placement in placements {
             let group = &self.scenario.jobs[placement.group.job.index()]
                 .groups_of(placement.version)[placement.group.group_index()];
@@ -172,9 +172,9 @@ impl Simulation<'_> {
         if placement.reschedule && !replaces_unknown {
             self.metrics.reschedules += 1;
         }
+        self.node_table
+            .take(placement.node, group_spec.cpu, group_spec.memory);
         let node = &mut self.nodes[placement.node.index()];
-        node.used_cpu += group_spec.cpu;
-        node.used_memory += group_spec.memory;
         node.allocs.insert(id);
         self.live.insert(id, placement.group, placement.node);
         for &(volume, _) in &placement.volumes {

@@ -107,7 +107,7 @@ impl Simulation<'_> {
             self.node_down(node);
             return;
         }
-        self.nodes[node.index()].status = NodeStatus::Disconnected;
+        self.set_node_status(node, NodeStatus::Disconnected);
         self.record(|t| TraceRecord::new(t, TraceKind::NodeDisconnected).node(node));
         let now = self.now();
         let live = self.live_allocs_on(node);
@@ -239,7 +239,7 @@ impl Simulation<'_> {
                 reconnected.push(id);
             }
         }
-        self.nodes[node.index()].status = NodeStatus::Ready;
+        self.set_node_status(node, NodeStatus::Ready);
         self.resume_stalled(node);
         self.node_back_up(node);
         self.evaluate_jobs_of(&reconnected);

@@ -23,8 +23,6 @@ pub struct NodeState {
     pub status: NodeStatus,
     /// False once the node is drained: it keeps running nothing new.
     pub eligible: bool,
-    pub used_cpu: u64,
-    pub used_memory: u64,
     /// Health of each node plugin, parallel to the spec's `csi_plugins`.
     pub plugin_healthy: Vec<bool>,
     /// Live allocations on this node.
