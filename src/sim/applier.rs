@@ -27,23 +27,34 @@ impl Simulation<'_> {
                 self.finish_alloc(alloc, AllocState::Stopped, "stopped by the scheduler");
             }
         }
-        // Node plans in the order their first placement appears.
-        let mut by_node: Vec<(NodeId, Vec<Placement>)> = Vec::new();
+        // Node plans in the order their first placement appears, each
+        // node's placements in plan order: a stable sort by the node's
+        // first appearance (one buffer, not a vector per node).
+        let mut nodes: Vec<NodeId> = Vec::new();
+        let mut keyed: Vec<(u32, Placement)> = Vec::with_capacity(plan.placements.len());
         for placement in plan.placements {
             let slot = &mut self.node_slot[placement.node.index()];
             if *slot == u32::MAX {
-                *slot = by_node.len() as u32;
-                by_node.push((placement.node, vec![placement]));
-            } else {
-                by_node[*slot as usize].1.push(placement);
+                *slot = nodes.len() as u32;
+                nodes.push(placement.node);
             }
+            keyed.push((*slot, placement));
         }
-        for (node, _) in &by_node {
+        for node in &nodes {
             self.node_slot[node.index()] = u32::MAX;
         }
+        keyed.sort_by_key(|&(slot, _)| slot);
+        let mut run_lengths = vec![0usize; nodes.len()];
+        for &(slot, _) in &keyed {
+            run_lengths[slot as usize] += 1;
+        }
+        let mut rest = keyed.into_iter().map(|(_, placement)| placement);
+        let mut placements: Vec<Placement> = Vec::new();
         let mut accepted_claims: BTreeMap<VolumeId, ClaimCounts> = BTreeMap::new();
         let mut fully_applied = true;
-        for (node, placements) in by_node {
+        for (node, run) in nodes.into_iter().zip(run_lengths) {
+            placements.clear();
+            placements.extend(rest.by_ref().take(run));
             if let Err(reason) = self.node_plan_fits(node, &placements, &accepted_claims) {
                 fully_applied = false;
                 self.metrics.plan_rejections += 1;
@@ -60,7 +71,7 @@ impl Simulation<'_> {
                 });
                 continue;
             }
-            for placement in placements {
+            for placement in placements.drain(..) {
                 for &(volume, mode) in &placement.volumes {
                     accepted_claims.entry(volume).or_default().add(mode);
                 }
@@ -76,9 +87,9 @@ impl Simulation<'_> {
         placements: &[Placement],
         accepted_claims: &BTreeMap<VolumeId, ClaimCounts>,
     ) -> Result<(), String> {
-        let state = &self.nodes[node.index()];
         let spec = &self.scenario.nodes[node.index()];
-        if !state.schedulable() {
+        let (node_cpu, node_memory) = self.node_table.capacity(node);
+        if !self.node_table.schedulable()[node.index()] {
             return Err(format!("node {} is not ready or is draining", spec.name));
         }
         let (mut cpu, mut memory) = self.node_table.used(node);
@@ -88,7 +99,7 @@ impl Simulation<'_> {
             cpu += group.cpu;
             memory += group.memory;
         }
-        if cpu > spec.cpu || memory > spec.memory {
+        if cpu > node_cpu || memory > node_memory {
             return Err(format!("allocations no longer fit on node {}", spec.name));
         }
         if self.policy.plan_aware_claims() {

@@ -111,6 +111,14 @@ impl Simulation<'_> {
                     .or_default() += 1;
             }
         }
+        assert_eq!(
+            self.disconnects.nodes as usize,
+            self.nodes
+                .iter()
+                .filter(|n| n.disconnected_at.is_some())
+                .count(),
+            "the count of disconnected nodes"
+        );
         for (index, node) in self.nodes.iter().enumerate() {
             let spec = &self.scenario.nodes[index];
             let id = NodeId::from_index(index);

@@ -9,7 +9,7 @@ use super::claims::{write_claims_exhausted, write_schedulable};
 use super::feasibility::{
     FilterReason, PlacementFailure, constraint_holds_at, plan_aware_claim_check, top_reason,
 };
-use super::hot::{GroupCounts, Proposed};
+use super::hot::{self, GroupCounts, Proposed};
 use super::rank::{self, MAX_SKIP, SKIP_THRESHOLD};
 use super::reschedule::{RESCHEDULE_WINDOW, followup_windows, reschedule_eligible};
 use super::state::{AllocState, JobStatus};
@@ -22,6 +22,11 @@ use crate::model::scenario::{
     Capability, Constraint, ConstraintTarget, Scenario, SchedulerAlgorithm, VolumeSource,
 };
 use crate::model::time::Millis;
+
+/// How many nodes ahead of the one being scored the scoring loop asks for
+/// a node's record (`NodeTable::prefetch`): far enough for the load to
+/// arrive before it is needed, near enough that it is still cached then.
+const PREFETCH_AHEAD: usize = 4;
 
 /// What a worker hands to the plan applier.
 #[derive(Clone, Debug)]
@@ -677,6 +682,11 @@ impl Simulation<'_> {
         ctx.stop_iterating = false;
         while visited < total && taken.len() < limit && !ctx.stop_iterating {
             let node = ctx.order[(ctx.offset + visited) % total];
+            let ahead = ctx.order[(ctx.offset + visited + PREFETCH_AHEAD) % total];
+            self.node_table.prefetch(ahead);
+            if let Some(counts) = ctx.group_counts.get(group.group_index()) {
+                hot::prefetch(counts, ahead.index());
+            }
             visited += 1;
             match self.score_node(ctx, node, group, volumes, penalty) {
                 Err(reason) => *filtered.entry(reason).or_default() += 1,

@@ -18,15 +18,22 @@ pub enum NodeStatus {
     Disconnected,
 }
 
+/// `repr(C)`, cache-line aligned, with what every placement and client
+/// step reads first (status, eligibility, disconnection, the allocation
+/// list), so that on a large cluster those cost one cache miss, not three.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct NodeState {
     pub status: NodeStatus,
     /// False once the node is drained: it keeps running nothing new.
     pub eligible: bool,
-    /// Health of each node plugin, parallel to the spec's `csi_plugins`.
-    pub plugin_healthy: Vec<bool>,
+    /// When the client lost its servers (`node_disconnect`), while it has
+    /// not reached them again: it sends no heartbeats and no updates.
+    pub disconnected_at: Option<Millis>,
     /// Live allocations on this node.
     pub allocs: AllocSet,
+    /// Health of each node plugin, parallel to the spec's `csi_plugins`.
+    pub plugin_healthy: Vec<bool>,
     /// Server claims held on this node, per volume (Nomad's CSIVolumesByNodeID,
     /// which `max_volumes` is checked against).
     pub claimed_volumes: BTreeMap<VolumeId, u32>,
@@ -51,9 +58,6 @@ pub struct NodeState {
     pub plugin_present: Vec<bool>,
     /// Running plugin-job allocations providing each node plugin here.
     pub plugin_providers: Vec<u32>,
-    /// When the client lost its servers (`node_disconnect`), while it has
-    /// not reached them again: it sends no heartbeats and no updates.
-    pub disconnected_at: Option<Millis>,
 }
 
 /// Adds one reference to `key`.

@@ -111,7 +111,7 @@ impl Simulation<'_> {
                 self.set_node_status(node, NodeStatus::Ready);
                 self.set_node_eligible(node, true);
                 // A node brought back up heartbeats again.
-                self.nodes[node.index()].disconnected_at = None;
+                self.set_disconnected_at(node, None);
                 self.record(|t| TraceRecord::new(t, TraceKind::NodeUp).node(node));
                 self.node_back_up(node);
                 self.unblock_class(node);
