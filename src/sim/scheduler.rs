@@ -115,6 +115,9 @@ pub(super) struct PlanContext {
     freed: BTreeMap<NodeId, (u64, u64)>,
     /// The final score of the node the last placement chose.
     chosen_score: f64,
+    /// Scratch for `select_node`'s picks and skips (kept for their capacity).
+    taken: Vec<(NodeId, f64)>,
+    skipped: Vec<(NodeId, f64)>,
 }
 
 /// A volume request with its source resolved for one allocation index.
@@ -676,16 +679,31 @@ impl Simulation<'_> {
             .raised_limit
             .unwrap_or_else(|| rank::score_limit(total, batch));
         let mut filtered: BTreeMap<FilterReason, u32> = BTreeMap::new();
-        let mut taken: Vec<(NodeId, f64)> = Vec::with_capacity(limit);
-        let mut skipped: Vec<(NodeId, f64)> = Vec::new();
+        // The limit iterator's picks and skips, in visiting order, in
+        // buffers the evaluation reuses for every placement.
+        let mut taken = std::mem::take(&mut ctx.taken);
+        let mut skipped = std::mem::take(&mut ctx.skipped);
+        taken.clear();
+        skipped.clear();
         let mut visited = 0;
+        // Positions wrap by a comparison, not a division per node.
+        let mut at = ctx.offset;
+        let mut ahead = (ctx.offset + PREFETCH_AHEAD) % total;
         ctx.stop_iterating = false;
         while visited < total && taken.len() < limit && !ctx.stop_iterating {
-            let node = ctx.order[(ctx.offset + visited) % total];
-            let ahead = ctx.order[(ctx.offset + visited + PREFETCH_AHEAD) % total];
-            self.node_table.prefetch(ahead);
+            let node = ctx.order[at];
+            let upcoming = ctx.order[ahead];
+            self.node_table.prefetch(upcoming);
             if let Some(counts) = ctx.group_counts.get(group.group_index()) {
-                hot::prefetch(counts, ahead.index());
+                hot::prefetch(counts, upcoming.index());
+            }
+            at += 1;
+            if at == total {
+                at = 0;
+            }
+            ahead += 1;
+            if ahead == total {
+                ahead = 0;
             }
             visited += 1;
             match self.score_node(ctx, node, group, volumes, penalty) {
@@ -696,15 +714,17 @@ impl Simulation<'_> {
                 Ok(score) => taken.push((node, score)),
             }
         }
-        ctx.offset = (ctx.offset + visited) % total;
+        ctx.offset = at;
         let room = limit.saturating_sub(taken.len());
-        taken.extend(skipped.into_iter().take(room));
+        taken.extend(skipped.iter().take(room));
         let mut best: Option<(NodeId, f64)> = None;
-        for (node, score) in taken {
+        for &(node, score) in &taken {
             if best.is_none_or(|(_, top)| score > top) {
                 best = Some((node, score));
             }
         }
+        ctx.taken = taken;
+        ctx.skipped = skipped;
         ctx.chosen_score = best.map_or(0.0, |(_, score)| score);
         best.map(|(node, _)| node).ok_or(filtered)
     }
@@ -863,6 +883,9 @@ impl Simulation<'_> {
         group: GroupRef,
         volumes: &[ResolvedVolume],
     ) -> Result<(), FilterReason> {
+        if volumes.is_empty() {
+            return Ok(());
+        }
         let missing: Vec<&str> = volumes
             .iter()
             .filter_map(|v| match v {
