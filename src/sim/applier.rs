@@ -43,7 +43,11 @@ impl Simulation<'_> {
         for node in &nodes {
             self.node_slot[node.index()] = u32::MAX;
         }
-        keyed.sort_by_key(|&(slot, _)| slot);
+        // Usually (anti-affinity spreads a plan) no node appears twice and
+        // the plan is already in order.
+        if nodes.len() < keyed.len() {
+            keyed.sort_by_key(|&(slot, _)| slot);
+        }
         let mut run_lengths = vec![0usize; nodes.len()];
         for &(slot, _) in &keyed {
             run_lengths[slot as usize] += 1;

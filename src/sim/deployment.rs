@@ -289,8 +289,8 @@ impl Simulation<'_> {
         state.latest.iter().enumerate().all(|(g, slots)| {
             let count = state.counts[g];
             let healthy = slots
-                .range(..count)
-                .filter(|&(_, &id)| self.healthy_in(id, deployment))
+                .below(count)
+                .filter(|&(_, id)| self.healthy_in(id, deployment))
                 .count();
             let old = slots.values().any(|&id| {
                 let a = &self.allocs[id.index()];
@@ -664,7 +664,7 @@ fn next_canaries(
     count: u32,
     taken: &BTreeSet<u32>,
     outdated: &[(u32, AllocId)],
-    latest: &std::collections::BTreeMap<u32, AllocId>,
+    latest: &super::state::SlotMap,
 ) -> Vec<u32> {
     let mut next: Vec<u32> = Vec::with_capacity(n);
     let destructive = outdated.iter().map(|&(i, _)| i);

@@ -400,10 +400,7 @@ impl Simulation<'_> {
         for (g, group_spec) in spec.groups.iter().enumerate() {
             let group = GroupRef::new(job, g);
             let count = self.jobs[job.index()].counts[g];
-            let slots: Vec<(u32, AllocId)> = self.jobs[job.index()].latest[g]
-                .iter()
-                .map(|(&index, &id)| (index, id))
-                .collect();
+            let slots: Vec<(u32, AllocId)> = self.jobs[job.index()].latest[g].iter().collect();
             // Scale-down: Nomad stops the highest indices.
             for &(_, id) in slots.iter().filter(|(index, _)| *index >= count) {
                 if self.allocs[id.index()].is_live() {

@@ -272,7 +272,7 @@ pub struct JobState {
     /// Desired count of each group (changed by `scale`).
     pub counts: Vec<u32>,
     /// The newest allocation of each (group, index) slot.
-    pub latest: Vec<BTreeMap<u32, AllocId>>,
+    pub latest: Vec<SlotMap>,
     pub running: Vec<u32>,
     pub complete: Vec<u32>,
     /// Whether each group is counted as fully placed (see the full-placement tracker).
@@ -404,5 +404,57 @@ impl<'a> IntoIterator for &'a AllocSet {
 
     fn into_iter(self) -> Self::IntoIter {
         self.0.iter()
+    }
+}
+
+/// A group's slots (allocation index, or node for a system job) and the
+/// allocation that last filled each: a map from small dense keys, kept as
+/// a vector indexed by key (4 bytes a slot, no tree to walk on the
+/// applier's path). Iterates in key order, as the ordered map it replaces.
+#[derive(Clone, Debug, Default)]
+pub struct SlotMap {
+    /// `EMPTY`: no allocation in that slot.
+    slots: Vec<AllocId>,
+}
+
+const EMPTY: AllocId = AllocId(u32::MAX);
+
+impl SlotMap {
+    /// Puts `id` in slot `key`; returns what was there.
+    pub fn insert(&mut self, key: u32, id: AllocId) -> Option<AllocId> {
+        debug_assert!(id != EMPTY, "allocation ids stay below u32::MAX");
+        let key = key as usize;
+        if self.slots.len() <= key {
+            self.slots.resize(key + 1, EMPTY);
+        }
+        let old = std::mem::replace(&mut self.slots[key], id);
+        (old != EMPTY).then_some(old)
+    }
+
+    pub fn get(&self, key: &u32) -> Option<&AllocId> {
+        self.slots.get(*key as usize).filter(|&&id| id != EMPTY)
+    }
+
+    pub fn contains_key(&self, key: &u32) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Filled slots in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, AllocId)> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|&(_, &id)| id != EMPTY)
+            .map(|(key, &id)| (key as u32, id))
+    }
+
+    /// Filled slots with keys below `end`, in key order.
+    pub fn below(&self, end: u32) -> impl Iterator<Item = (u32, AllocId)> + '_ {
+        self.iter().take_while(move |&(key, _)| key < end)
+    }
+
+    /// The allocations in filled slots, in key order.
+    pub fn values(&self) -> impl Iterator<Item = &AllocId> + '_ {
+        self.slots.iter().filter(|&&id| id != EMPTY)
     }
 }
