@@ -29,37 +29,38 @@ impl Simulation<'_> {
         }
         // Node plans in the order their first placement appears, each
         // node's placements in plan order: a stable sort by the node's
-        // first appearance (one buffer, not a vector per node).
+        // first appearance, needed only when a node appears twice (most
+        // plans spread over distinct nodes and are already in order).
         let mut nodes: Vec<NodeId> = Vec::new();
-        let mut keyed: Vec<(u32, Placement)> = Vec::with_capacity(plan.placements.len());
-        for placement in plan.placements {
+        let mut slots: Vec<u32> = Vec::with_capacity(plan.placements.len());
+        for placement in &plan.placements {
             let slot = &mut self.node_slot[placement.node.index()];
             if *slot == u32::MAX {
                 *slot = nodes.len() as u32;
                 nodes.push(placement.node);
             }
-            keyed.push((*slot, placement));
+            slots.push(*slot);
         }
         for node in &nodes {
             self.node_slot[node.index()] = u32::MAX;
         }
-        // Usually (anti-affinity spreads a plan) no node appears twice and
-        // the plan is already in order.
-        if nodes.len() < keyed.len() {
-            keyed.sort_by_key(|&(slot, _)| slot);
-        }
         let mut run_lengths = vec![0usize; nodes.len()];
-        for &(slot, _) in &keyed {
+        for &slot in &slots {
             run_lengths[slot as usize] += 1;
         }
-        let mut rest = keyed.into_iter().map(|(_, placement)| placement);
-        let mut placements: Vec<Placement> = Vec::new();
+        let grouped: Vec<Placement> = if nodes.len() == slots.len() {
+            plan.placements
+        } else {
+            let mut keyed: Vec<(u32, Placement)> = slots.into_iter().zip(plan.placements).collect();
+            keyed.sort_by_key(|&(slot, _)| slot);
+            keyed.into_iter().map(|(_, placement)| placement).collect()
+        };
+        let mut rest = grouped.into_iter();
         let mut accepted_claims: BTreeMap<VolumeId, ClaimCounts> = BTreeMap::new();
         let mut fully_applied = true;
         for (node, run) in nodes.into_iter().zip(run_lengths) {
-            placements.clear();
-            placements.extend(rest.by_ref().take(run));
-            if let Err(reason) = self.node_plan_fits(node, &placements, &accepted_claims) {
+            let placements = &rest.as_slice()[..run];
+            if let Err(reason) = self.node_plan_fits(node, placements, &accepted_claims) {
                 fully_applied = false;
                 self.metrics.plan_rejections += 1;
                 let seen = placements
@@ -73,9 +74,10 @@ impl Simulation<'_> {
                         .detail(reason)
                         .seen(seen)
                 });
+                rest.nth(run - 1);
                 continue;
             }
-            for placement in placements.drain(..) {
+            for placement in rest.by_ref().take(run) {
                 for &(volume, mode) in &placement.volumes {
                     accepted_claims.entry(volume).or_default().add(mode);
                 }

@@ -5,6 +5,7 @@
 
 use std::cell::Cell;
 
+use super::rank;
 use crate::model::ids::{AllocId, GroupRef, NodeId};
 
 /// The live allocations of every task group, with their nodes (what job
@@ -253,6 +254,43 @@ impl NodeTable {
     }
 }
 
+/// [`rank::free_term`] remembered by its inputs: a cluster's nodes share a
+/// few capacities and its allocations a few sizes, so the same (used,
+/// capacity) pairs recur across nodes, which the per-node fitness cache
+/// cannot see. A direct-mapped table: a pure function's memo, so a
+/// collision costs a recomputation and never a different value.
+pub(super) struct FreeTermMemo {
+    entries: Vec<Cell<(u64, u64, f64)>>,
+}
+
+/// Entries in [`FreeTermMemo`] (96 KiB: it stays in the core's cache).
+const MEMO_ENTRIES: usize = 4096;
+
+impl Default for FreeTermMemo {
+    fn default() -> Self {
+        FreeTermMemo {
+            // Capacity 0 is never looked up (a node has some CPU and
+            // memory), so (0, 0) marks an empty entry.
+            entries: vec![Cell::new((0, 0, 0.0)); MEMO_ENTRIES],
+        }
+    }
+}
+
+impl FreeTermMemo {
+    pub(super) fn term(&self, used: u64, capacity: u64) -> f64 {
+        // Fibonacci hashing of both inputs to the table's 12 bits.
+        let mixed = (used ^ capacity.rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let cell = &self.entries[(mixed >> 52) as usize];
+        let (u, c, value) = cell.get();
+        if u == used && c == capacity && capacity != 0 {
+            return value;
+        }
+        let value = rank::free_term(used, capacity);
+        cell.set((used, capacity, value));
+        value
+    }
+}
+
 /// Asks the CPU to start loading `items[index]` into its cache, if there is
 /// one. The scoring loop visits nodes in shuffled order, so on a large
 /// cluster each per-node record it reads is a cache miss unless it is
@@ -382,6 +420,19 @@ mod tests {
         assert_eq!(below, vec![1]);
         let values: Vec<AllocId> = slots.values().copied().collect();
         assert_eq!(values, vec![AllocId(10), AllocId(51)]);
+    }
+
+    #[test]
+    fn the_free_term_memo_gives_the_function_s_bits() {
+        let memo = FreeTermMemo::default();
+        for round in 0..2 {
+            for used in (0..=10_000).step_by(37) {
+                for capacity in [1, 3_000, 10_000, 123_457] {
+                    let want = rank::free_term(used, capacity).to_bits();
+                    assert_eq!(memo.term(used, capacity).to_bits(), want, "round {round}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -240,6 +240,8 @@ struct Simulation<'s> {
     /// What scoring reads per node, one cache line each, and which nodes
     /// are schedulable (see hot.rs).
     node_table: hot::NodeTable,
+    /// Bin-pack terms by (used, capacity), shared by every node (see hot.rs).
+    free_terms: hot::FreeTermMemo,
     /// The applier's scratch index from node to its part of a plan
     /// (`u32::MAX`: none), reset after every plan.
     node_slot: Vec<u32>,
@@ -355,6 +357,7 @@ impl<'s> Simulation<'s> {
             drains: Default::default(),
             live: hot::LiveAllocs::new(scenario.jobs.iter().map(|j| j.groups.len())),
             node_table,
+            free_terms: Default::default(),
             datacenters: hot::Datacenters::new(scenario.nodes.iter().map(|n| &n.datacenter)),
             node_slot: vec![u32::MAX; scenario.nodes.len()],
             plugin_marks: Default::default(),

@@ -43,18 +43,29 @@ pub fn pow10_unit(x: f64) -> f64 {
 /// Nomad's bin-packing fitness, normalised to [0, 1]: higher for fuller nodes.
 /// `used_*` include the allocation being placed.
 pub fn binpack_score(used_cpu: u64, cpu: u64, used_memory: u64, memory: u64) -> f64 {
-    let free_cpu = 1.0 - used_cpu as f64 / cpu as f64;
-    let free_memory = 1.0 - used_memory as f64 / memory as f64;
-    let total = pow10_unit(free_cpu.clamp(0.0, 1.0)) + pow10_unit(free_memory.clamp(0.0, 1.0));
-    (20.0 - total).clamp(0.0, 18.0) / 18.0
+    binpack_from_terms(free_term(used_cpu, cpu), free_term(used_memory, memory))
 }
 
 /// Nomad's `spread` algorithm fitness (an option of the cluster's scheduler config).
 pub fn spread_score(used_cpu: u64, cpu: u64, used_memory: u64, memory: u64) -> f64 {
-    let free_cpu = 1.0 - used_cpu as f64 / cpu as f64;
-    let free_memory = 1.0 - used_memory as f64 / memory as f64;
-    let total = pow10_unit(free_cpu.clamp(0.0, 1.0)) + pow10_unit(free_memory.clamp(0.0, 1.0));
-    (total - 2.0).clamp(0.0, 18.0) / 18.0
+    spread_from_terms(free_term(used_cpu, cpu), free_term(used_memory, memory))
+}
+
+/// `10^free` for one resource, `free` being the fraction left once `used`
+/// of `capacity` is taken (ScoreFitBinPack's per-resource term).
+pub fn free_term(used: u64, capacity: u64) -> f64 {
+    let free = 1.0 - used as f64 / capacity as f64;
+    pow10_unit(free.clamp(0.0, 1.0))
+}
+
+/// [`binpack_score`] from the CPU and memory terms ([`free_term`]).
+pub fn binpack_from_terms(cpu_term: f64, memory_term: f64) -> f64 {
+    (20.0 - (cpu_term + memory_term)).clamp(0.0, 18.0) / 18.0
+}
+
+/// [`spread_score`] from the CPU and memory terms ([`free_term`]).
+pub fn spread_from_terms(cpu_term: f64, memory_term: f64) -> f64 {
+    ((cpu_term + memory_term) - 2.0).clamp(0.0, 18.0) / 18.0
 }
 
 /// Job anti-affinity: with `collisions` allocations of the same job and group

@@ -185,7 +185,9 @@ impl Simulation<'_> {
         let mut wants = self.reconcile(job, &mut plan.stops);
         // generic_sched.go computePlacements: destructive updates first (at
         // both tags), so their stops are discounted before other placements.
-        wants.sort_by_key(|w| !w.destructive);
+        if wants.iter().any(|w| w.destructive) {
+            wants.sort_by_key(|w| !w.destructive);
+        }
         if wants.is_empty() {
             // A complete evaluation with nothing to place has no placement
             // failures: Nomad's FSM untracks the job's blocked evaluation
@@ -843,11 +845,14 @@ impl Simulation<'_> {
         let mut scores = [0.0; 5];
         let mut appended = 0;
         let fitness = match self.scenario.cluster.scheduler_algorithm {
-            SchedulerAlgorithm::Binpack => rank::binpack_score,
-            SchedulerAlgorithm::Spread => rank::spread_score,
+            SchedulerAlgorithm::Binpack => rank::binpack_from_terms,
+            SchedulerAlgorithm::Spread => rank::spread_from_terms,
         };
         scores[appended] = self.node_table.fitness(node, used_cpu, used_memory, || {
-            fitness(used_cpu, cpu, used_memory, memory)
+            fitness(
+                self.free_terms.term(used_cpu, cpu),
+                self.free_terms.term(used_memory, memory),
+            )
         });
         appended += 1;
         let here = self.fill_group_counts(ctx, group)[node.index()];
