@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::feasibility::{FilterReason, plan_aware_claim_check};
+use super::hot;
 use super::scheduler::{Placement, Plan};
 use super::state::{Alloc, AllocState, count_up};
 use super::trace::{TraceKind, TraceRecord};
@@ -58,7 +59,18 @@ impl Simulation<'_> {
         let mut rest = grouped.into_iter();
         let mut accepted_claims: BTreeMap<VolumeId, ClaimCounts> = BTreeMap::new();
         let mut fully_applied = true;
-        for (node, run) in nodes.into_iter().zip(run_lengths) {
+        for (k, &run) in run_lengths.iter().enumerate() {
+            let node = nodes[k];
+            // On a large cluster each node's state is a cache miss: ask for
+            // the state two node plans ahead, and for the end of the next
+            // one's allocation list (its state has arrived by then).
+            if let Some(&far) = nodes.get(k + 2) {
+                hot::prefetch(&self.nodes, far.index());
+                self.node_table.prefetch(far);
+            }
+            if let Some(&near) = nodes.get(k + 1) {
+                self.nodes[near.index()].allocs.prefetch_end();
+            }
             let placements = &rest.as_slice()[..run];
             if let Err(reason) = self.node_plan_fits(node, placements, &accepted_claims) {
                 fully_applied = false;

@@ -354,6 +354,11 @@ impl Deployment {
 pub struct AllocSet(Vec<AllocId>);
 
 impl AllocSet {
+    /// Asks the CPU to load the end of the list, where an insert goes.
+    pub(super) fn prefetch_end(&self) {
+        super::hot::prefetch(&self.0, self.0.len().saturating_sub(1));
+    }
+
     /// Adds `id`; false if it was there.
     pub fn insert(&mut self, id: AllocId) -> bool {
         if self.0.last().is_none_or(|&last| last < id) {
