@@ -9,12 +9,14 @@ use std::collections::BTreeMap;
 use super::feasibility::{FilterReason, plan_aware_claim_check};
 use super::hot;
 use super::scheduler::{Placement, Plan};
-use super::state::{Alloc, AllocState, count_up};
+use super::state::{
+    Alloc, AllocState, MaybeScore, MaybeSeq, MaybeStamp, RescheduleTracker, Stamp, VolumeClaims,
+    count_up,
+};
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::access::ClaimCounts;
 use crate::model::ids::{AllocId, NodeId, VolumeId};
-use crate::model::time::Millis;
 
 impl Simulation<'_> {
     /// Applies a plan; returns whether every part of it was committed.
@@ -173,24 +175,30 @@ impl Simulation<'_> {
         let id = AllocId::from_index(self.allocs.len());
         let group_spec = &self.scenario.jobs[placement.group.job.index()]
             .groups_of(placement.version)[placement.group.group_index()];
-        let (history, penalty_nodes) = match placement.previous {
+        let tracker = match placement.previous {
             Some(previous) if placement.reschedule => {
                 // The replaced allocation is finished: its tracker moves to
                 // the replacement (never copied), trimmed to Nomad's window.
                 let old = &mut self.allocs[previous.index()];
-                let failed_at = old.failed_at;
-                let mut history = std::mem::take(&mut old.reschedule_history);
-                let mut penalty = std::mem::take(&mut old.penalty_nodes);
+                let old_node = old.node;
+                let old_tracker = old.tracker_mut();
+                let failed_at = old_tracker.failed_at;
+                let mut history = std::mem::take(&mut old_tracker.history);
+                let mut penalty_nodes = std::mem::take(&mut old_tracker.penalty_nodes);
                 let delay =
                     super::reschedule::next_delay(&group_spec.reschedule, &history, failed_at);
                 let keep = super::reschedule::tracker_window(&group_spec.reschedule, &history, now);
                 history.drain(..history.len() - keep);
-                penalty.drain(..penalty.len() - keep);
+                penalty_nodes.drain(..penalty_nodes.len() - keep);
                 history.push((now, delay));
-                penalty.push(old.node);
-                (history, penalty)
+                penalty_nodes.push(old_node);
+                Some(Box::new(RescheduleTracker {
+                    history,
+                    penalty_nodes,
+                    ..Default::default()
+                }))
             }
-            _ => (Vec::new(), Vec::new()),
+            _ => None,
         };
         // The `reschedules` metric counts replacements of failures; an
         // unknown allocation (disconnected client) is replaced the same way
@@ -257,23 +265,16 @@ impl Simulation<'_> {
             index: placement.index,
             node: placement.node,
             state: AllocState::Pulling,
-            volumes: placement.volumes,
-            claim_modes: placement.claim_modes,
-            next_volume: 0,
-            claim_backoff: Millis::ZERO,
-            claim_deadline: Millis::ZERO,
-            failed_at: Millis::ZERO,
-            reschedule_history: history,
-            penalty_nodes,
-            followup_at: None,
+            claims: VolumeClaims::boxed(placement.volumes, placement.claim_modes, 0),
+            tracker,
             migrate: false,
-            healthy_at: None,
+            healthy_at: MaybeStamp::NONE,
             version: placement.version,
-            placed_at: now,
-            deployment: None,
+            placed_at: Stamp::new(now),
+            deployment: MaybeSeq::NONE,
             deploy_health: None,
-            score: Some(placement.score),
-            running_since: None,
+            score: MaybeScore::some(placement.score),
+            running_since: MaybeStamp::NONE,
         });
         self.watch_deployment_alloc(id);
         self.after(self.scenario.cluster.pull_delay, Event::AllocPulled(id));

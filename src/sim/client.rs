@@ -3,7 +3,7 @@
 //! release that follows (node detach, then controller detach).
 
 use super::claims::{ClaimError, server_check};
-use super::state::{AllocState, Claim, ClaimState, NodeStatus, count_down, count_up};
+use super::state::{AllocState, Claim, ClaimState, MaybeStamp, NodeStatus, count_down, count_up};
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::access::{ClaimMode, permits};
@@ -33,7 +33,7 @@ impl Simulation<'_> {
         if self.allocs[id.index()].state != AllocState::Pulling || self.stall_if_disconnected(id) {
             return;
         }
-        if self.allocs[id.index()].volumes.is_empty() {
+        if self.allocs[id.index()].volumes().is_empty() {
             self.start_running(id);
         } else {
             self.begin_claiming(id);
@@ -45,8 +45,9 @@ impl Simulation<'_> {
         let deadline = self.now() + self.scenario.cluster.claim_retry_deadline;
         let alloc = &mut self.allocs[id.index()];
         alloc.state = AllocState::Claiming;
-        alloc.claim_backoff = CLAIM_RETRY_FIRST;
-        alloc.claim_deadline = deadline;
+        let claims = alloc.claims_mut();
+        claims.claim_backoff = CLAIM_RETRY_FIRST;
+        claims.claim_deadline = deadline;
     }
 
     /// The volume an allocation is claiming or publishing, if it is still in
@@ -54,11 +55,15 @@ impl Simulation<'_> {
     fn volume_step(&self, id: AllocId, phase: AllocState) -> Option<VolumeStep> {
         let alloc = &self.allocs[id.index()];
         (alloc.state == phase).then(|| {
-            let (volume, mode) = alloc.volumes[alloc.next_volume];
+            let claims = alloc
+                .claims
+                .as_deref()
+                .expect("a claiming allocation has volumes");
+            let (volume, mode) = claims.volumes[claims.next_volume];
             VolumeStep {
                 volume,
                 mode,
-                claim: alloc.claim_modes[alloc.next_volume],
+                claim: claims.claim_modes[claims.next_volume],
                 group: alloc.group,
                 index: alloc.index,
                 node: alloc.node,
@@ -96,7 +101,7 @@ impl Simulation<'_> {
         } = step;
         let version = self.policy.nomad();
         let volume_name = &self.scenario.volumes[volume.index()].name;
-        if self.now() >= self.allocs[id.index()].claim_deadline {
+        if self.now() >= self.allocs[id.index()].claims_mut().claim_deadline {
             // The retry's context expired while it waited: the last refusal stands.
             let failure = format!(
                 "could not claim volume {volume_name}: {}",
@@ -118,9 +123,10 @@ impl Simulation<'_> {
                     return;
                 }
                 let now = self.now();
-                let alloc = &mut self.allocs[id.index()];
-                alloc.claim_backoff = (alloc.claim_backoff.saturating_mul(2)).min(CLAIM_RETRY_MAX);
-                let retry_at = (now + alloc.claim_backoff).min(alloc.claim_deadline);
+                let claims = self.allocs[id.index()].claims_mut();
+                claims.claim_backoff =
+                    (claims.claim_backoff.saturating_mul(2)).min(CLAIM_RETRY_MAX);
+                let retry_at = (now + claims.claim_backoff).min(claims.claim_deadline);
                 self.at(retry_at, Event::ClaimAttempt(id));
             }
         }
@@ -281,9 +287,9 @@ impl Simulation<'_> {
                     .detail(detail)
             });
         }
-        let alloc = &mut self.allocs[id.index()];
-        alloc.next_volume += 1;
-        if alloc.next_volume < alloc.volumes.len() {
+        let claims = self.allocs[id.index()].claims_mut();
+        claims.next_volume += 1;
+        if claims.next_volume < claims.volumes.len() {
             self.begin_claiming(id);
             self.claim_attempt(id);
         } else {
@@ -311,7 +317,7 @@ impl Simulation<'_> {
         let now = self.now();
         let alloc = &mut self.allocs[id.index()];
         alloc.state = AllocState::Running;
-        alloc.running_since = Some(now);
+        alloc.running_since = MaybeStamp::some(now);
         let (group, index, node) = (alloc.group, alloc.index, alloc.node);
         self.jobs[group.job.index()].running[group.group_index()] += 1;
         self.record(|t| {
@@ -354,11 +360,11 @@ impl Simulation<'_> {
         if matches!(terminal, AllocState::Failed | AllocState::Lost) {
             // When it failed, or was lost (what stop_after_client_disconnect
             // delays a replacement from).
-            alloc.failed_at = now;
+            alloc.set_failed_at(now);
         }
         let (group, index, node) = (alloc.group, alloc.index, alloc.node);
-        let volumes = alloc.volumes.clone();
-        let claim_modes = alloc.claim_modes.clone();
+        let volumes = alloc.volumes().to_vec();
+        let claim_modes = alloc.claim_modes().to_vec();
         let job = &mut self.jobs[group.job.index()];
         if was_running {
             job.running[group.group_index()] -= 1;

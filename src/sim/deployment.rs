@@ -13,7 +13,7 @@
 use std::collections::BTreeSet;
 
 use super::scheduler::Want;
-use super::state::{Deployment, DeploymentStatus, JobStatus};
+use super::state::{Deployment, DeploymentStatus, JobStatus, MaybeSeq};
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::ids::{AllocId, GroupRef, JobId};
@@ -131,7 +131,7 @@ impl Simulation<'_> {
         for &id in state.latest[group.group_index()].values() {
             let alloc = &self.allocs[id.index()];
             let untainted = alloc.is_live() || failed_untainted.contains(&id);
-            if !untainted || alloc.deployment != Some(deployment.seq) {
+            if !untainted || alloc.deployment.get() != Some(deployment.seq) {
                 continue;
             }
             match alloc.deploy_health {
@@ -159,7 +159,7 @@ impl Simulation<'_> {
         let Some(update) = self.update_strategy(alloc.group) else {
             return;
         };
-        self.allocs[id.index()].deployment = Some(seq);
+        self.allocs[id.index()].deployment = MaybeSeq::some(seq);
         self.after(update.healthy_deadline, Event::HealthyDeadline(id));
         // The first placement starts the progress deadline.
         let deadline = (0..self.jobs[job.index()].counts.len())
@@ -200,7 +200,7 @@ impl Simulation<'_> {
         let current = self.active_deployment(job).map(|d| d.seq);
         if alloc.healthy_at.is_none()
             || alloc.deploy_health.is_some()
-            || alloc.deployment != current
+            || alloc.deployment.get() != current
         {
             return;
         }
@@ -243,7 +243,7 @@ impl Simulation<'_> {
         let alloc = &mut self.allocs[id.index()];
         let job = alloc.group.job;
         let group = alloc.group;
-        let Some(seq) = alloc.deployment else {
+        let Some(seq) = alloc.deployment.get() else {
             return;
         };
         if alloc.deploy_health.is_some() {
@@ -269,7 +269,7 @@ impl Simulation<'_> {
         let a = &self.allocs[id.index()];
         a.is_live()
             && a.version == deployment.version
-            && if a.deployment == Some(deployment.seq) {
+            && if a.deployment.get() == Some(deployment.seq) {
                 a.deploy_health == Some(true)
             } else {
                 a.healthy_at.is_some()
@@ -399,7 +399,7 @@ impl Simulation<'_> {
         self.policy.plan_aware_claims()
             && volumes.iter().any(|v| match v {
                 super::scheduler::ResolvedVolume::Found(id, _, _) => self.allocs[previous.index()]
-                    .volumes
+                    .volumes()
                     .iter()
                     .any(|(held, _)| held == id),
                 super::scheduler::ResolvedVolume::Missing(_) => false,
@@ -447,7 +447,7 @@ impl Simulation<'_> {
             if a.group != group {
                 continue;
             }
-            if a.deployment.is_none() || a.deployment != active || a.migrate {
+            if a.deployment.is_none() || a.deployment.get() != active || a.migrate {
                 stops.push(id);
             } else {
                 placed += 1;
@@ -507,14 +507,14 @@ impl Simulation<'_> {
                 let a = &self.allocs[id.index()];
                 a.is_live()
                     && a.version == version
-                    && a.deployment != Some(seq)
-                    && a.placed_at <= started
+                    && a.deployment.get() != Some(seq)
+                    && a.placed_at.get() <= started
             })
             .collect();
         for id in joining {
             let alloc = &mut self.allocs[id.index()];
             alloc.deploy_health = None;
-            alloc.deployment = None;
+            alloc.deployment = MaybeSeq::NONE;
             let healthy = alloc.healthy_at.is_some();
             self.watch_deployment_alloc(id);
             if healthy {
@@ -532,7 +532,7 @@ impl Simulation<'_> {
             .filter(|a| {
                 a.group == group
                     && a.is_live()
-                    && a.deployment == Some(deployment.seq)
+                    && a.deployment.get() == Some(deployment.seq)
                     && a.deploy_health == Some(true)
             })
             .count()
@@ -625,7 +625,7 @@ impl Simulation<'_> {
         let mut promoted = 0;
         for id in canaries {
             let a = &self.allocs[id.index()];
-            if a.deployment != Some(seq) {
+            if a.deployment.get() != Some(seq) {
                 state.canaries.push(id);
                 continue;
             }
@@ -664,7 +664,7 @@ fn next_canaries(
     count: u32,
     taken: &BTreeSet<u32>,
     outdated: &[(u32, AllocId)],
-    latest: &super::state::SlotMap,
+    latest: &super::slots::Slots,
 ) -> Vec<u32> {
     let mut next: Vec<u32> = Vec::with_capacity(n);
     let destructive = outdated.iter().map(|&(i, _)| i);

@@ -142,8 +142,8 @@ impl Simulation<'_> {
                     let index = alloc.index;
                     let alloc = &mut self.allocs[id.index()];
                     alloc.state = AllocState::Unknown;
-                    alloc.failed_at = now;
-                    alloc.followup_at = None;
+                    alloc.set_failed_at(now);
+                    alloc.set_followup_at(None);
                     self.jobs[group.job.index()].running[group.group_index()] -= 1;
                     self.refresh_group(group);
                     self.on_alloc_unhealthy(id);
@@ -170,7 +170,7 @@ impl Simulation<'_> {
     /// its next missed heartbeat in Nomad).
     pub(super) fn disconnect_expired(&mut self, id: AllocId, since: Millis) {
         let alloc = &self.allocs[id.index()];
-        if alloc.state != AllocState::Unknown || alloc.failed_at != since {
+        if alloc.state != AllocState::Unknown || alloc.failed_at() != since {
             return;
         }
         let (node, job) = (alloc.node, alloc.group.job);
@@ -206,7 +206,7 @@ impl Simulation<'_> {
                 continue;
             }
             let index = self.allocs[id.index()].index;
-            let volumes: Vec<_> = self.allocs[id.index()].volumes.clone();
+            let volumes: Vec<_> = self.allocs[id.index()].volumes().to_vec();
             for (volume, _) in volumes {
                 self.unmount_locally(id, volume);
             }
@@ -244,7 +244,7 @@ impl Simulation<'_> {
                     continue;
                 }
                 alloc.state = AllocState::Running;
-                alloc.followup_at = None;
+                alloc.set_followup_at(None);
                 let (group, index) = (alloc.group, alloc.index);
                 self.jobs[group.job.index()].running[group.group_index()] += 1;
                 self.refresh_group(group);
@@ -319,7 +319,7 @@ impl Simulation<'_> {
                 self.jobs[job.index()].latest[group.group_index()].insert(index, original);
                 continue;
             }
-            let better = match (other.score, alloc.score) {
+            let better = match (other.score.get(), alloc.score.get()) {
                 (Some(r), Some(o)) => r > o,
                 (Some(_), None) => true,
                 _ => false,
@@ -344,7 +344,7 @@ impl Simulation<'_> {
             .values()
             .map(|&id| (id, &self.allocs[id.index()]))
             .filter(|(_, a)| a.state == AllocState::Lost)
-            .map(|(id, a)| (id, a.failed_at + after + KILL_TIMEOUT))
+            .map(|(id, a)| (id, a.failed_at() + after + KILL_TIMEOUT))
             .filter(|&(_, until)| until > now)
             .max_by_key(|&(id, until)| (until, std::cmp::Reverse(id)))
     }

@@ -105,8 +105,8 @@ impl Simulation<'_> {
         }
         let group = &self.scenario.jobs[alloc.group.job.index()].groups[alloc.group.group_index()];
         let migrate = group.migrate;
-        let deadline = alloc.placed_at + migrate.healthy_deadline;
-        match alloc.running_since {
+        let deadline = alloc.placed_at.get() + migrate.healthy_deadline;
+        match alloc.running_since.get() {
             Some(since) if alloc.state == AllocState::Running => {
                 let checks = match migrate.health_check {
                     HealthCheck::Checks => group.healthy_after,

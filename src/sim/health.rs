@@ -6,7 +6,7 @@
 //! running. Whatever reacts to health hooks into `on_alloc_healthy` and
 //! `on_alloc_unhealthy`.
 
-use super::state::{AllocState, JobStatus};
+use super::state::{AllocState, JobStatus, MaybeStamp};
 use super::{Event, Simulation};
 use crate::model::ids::{AllocId, GroupRef};
 use crate::model::scenario::{JobKind, JobSpec};
@@ -49,7 +49,7 @@ impl Simulation<'_> {
     pub(super) fn on_alloc_healthy(&mut self, id: AllocId) {
         let now = self.now();
         let alloc = &mut self.allocs[id.index()];
-        alloc.healthy_at = Some(now);
+        alloc.healthy_at = MaybeStamp::some(now);
         let group = alloc.group;
         self.jobs[group.job.index()].healthy[group.group_index()] += 1;
         self.refresh_availability(group);

@@ -404,25 +404,6 @@ mod tests {
     }
 
     #[test]
-    fn slot_map_is_an_ordered_map_of_small_keys() {
-        use super::super::state::SlotMap;
-        let mut slots = SlotMap::default();
-        assert_eq!(slots.insert(5, AllocId(50)), None);
-        assert_eq!(slots.insert(1, AllocId(10)), None);
-        assert_eq!(slots.insert(5, AllocId(51)), Some(AllocId(50)));
-        assert_eq!(slots.get(&5), Some(&AllocId(51)));
-        assert_eq!(slots.get(&3), None);
-        assert_eq!(slots.get(&99), None);
-        assert!(slots.contains_key(&1) && !slots.contains_key(&0));
-        let all: Vec<(u32, AllocId)> = slots.iter().collect();
-        assert_eq!(all, vec![(1, AllocId(10)), (5, AllocId(51))]);
-        let below: Vec<u32> = slots.below(5).map(|(key, _)| key).collect();
-        assert_eq!(below, vec![1]);
-        let values: Vec<AllocId> = slots.values().copied().collect();
-        assert_eq!(values, vec![AllocId(10), AllocId(51)]);
-    }
-
-    #[test]
     fn the_free_term_memo_gives_the_function_s_bits() {
         let memo = FreeTermMemo::default();
         for round in 0..2 {

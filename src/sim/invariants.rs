@@ -47,10 +47,10 @@ impl Simulation<'_> {
             // deployment of a newer one succeeded.
             if let Some((at, version)) = self.jobs[alloc.group.job.index()].last_success {
                 assert!(
-                    alloc.placed_at <= at || alloc.version >= version,
+                    alloc.placed_at.get() <= at || alloc.version >= version,
                     "alloc #{index} of version {} placed at {}s, after version {version} deployed at {at}s",
                     alloc.version,
-                    alloc.placed_at
+                    alloc.placed_at.get()
                 );
             }
         }
@@ -74,7 +74,7 @@ impl Simulation<'_> {
         }
         let mut alloc_volumes = vec![BTreeMap::<VolumeId, u32>::new(); self.nodes.len()];
         for alloc in self.allocs.iter().filter(|a| a.is_live()) {
-            for &(volume, _) in &alloc.volumes {
+            for &(volume, _) in alloc.volumes() {
                 *alloc_volumes[alloc.node.index()].entry(volume).or_default() += 1;
             }
         }
@@ -240,11 +240,11 @@ impl Simulation<'_> {
             for alloc in volume.reserved.keys() {
                 let alloc = &self.allocs[alloc.index()];
                 let at = alloc
-                    .volumes
+                    .volumes()
                     .iter()
                     .position(|&(v, _)| v.index() == index)
                     .expect("a reserving allocation mounts the volume");
-                *reserved_caps.entry(alloc.claim_modes[at]).or_insert(0u32) += 1;
+                *reserved_caps.entry(alloc.claim_modes()[at]).or_insert(0u32) += 1;
             }
             assert_eq!(
                 volume.reserved_caps, reserved_caps,

@@ -3,6 +3,7 @@
 //! claim release), driven by the discrete-event engine. Pure: it reads a
 //! resolved scenario and returns metrics and, if asked, a trace.
 
+mod alloc_parts;
 mod applier;
 mod broker;
 pub mod claims;
@@ -23,6 +24,7 @@ pub mod rank;
 pub mod reschedule;
 mod scheduler;
 mod seen;
+mod slots;
 mod stall;
 pub mod state;
 mod system_sched;
@@ -325,7 +327,7 @@ impl<'s> Simulation<'s> {
             nodes,
             volumes: vec![VolumeState::default(); scenario.volumes.len()],
             jobs,
-            allocs: Vec::new(),
+            allocs: Vec::with_capacity(alloc_parts::expected_allocations(scenario)),
             broker: EvalBroker::default(),
             workers: vec![None; scenario.cluster.scheduler_workers as usize],
             metrics: Metrics::default(),

@@ -215,7 +215,7 @@ impl Simulation<'_> {
             let penalty = match want.previous {
                 Some(previous) if want.reschedule => {
                     let failed = &self.allocs[previous.index()];
-                    let mut nodes = failed.penalty_nodes.clone();
+                    let mut nodes = failed.penalty_nodes().to_vec();
                     nodes.push(failed.node);
                     nodes
                 }
@@ -476,10 +476,10 @@ impl Simulation<'_> {
                     AllocState::Failed | AllocState::Unknown => {
                         let due = reschedule_eligible(
                             &group_spec.reschedule,
-                            &alloc.reschedule_history,
-                            alloc.failed_at,
+                            alloc.reschedule_history(),
+                            alloc.failed_at(),
                         );
-                        let followup_due = alloc.followup_at.is_some_and(|at| at <= now);
+                        let followup_due = alloc.followup_at().is_some_and(|at| at <= now);
                         let now_due =
                             due.is_some_and(|due| followup_due || due <= now + RESCHEDULE_WINDOW);
                         // filterByRescheduleable keeps a failed allocation
@@ -500,7 +500,7 @@ impl Simulation<'_> {
                                 destructive: false,
                                 canary: false,
                             });
-                        } else if alloc.followup_at.is_none() {
+                        } else if alloc.followup_at().is_none() {
                             followups.push((id, due));
                         }
                     }
@@ -545,20 +545,20 @@ impl Simulation<'_> {
                 wants.retain(|w| {
                     w.group != group || w.previous.is_some_and(|p| self.allocs[p.index()].migrate)
                 });
-                if self.allocs[id.index()].followup_at != Some(until) {
+                if self.allocs[id.index()].followup_at() != Some(until) {
                     stopping_later.push((id, until));
                 }
             }
         }
         for (id, until) in stopping_later {
-            self.allocs[id.index()].followup_at = Some(until);
+            self.allocs[id.index()].set_followup_at(Some(until));
             self.at(until, Event::RescheduleDue(job));
         }
         let dues: Vec<Millis> = followups.iter().map(|&(_, due)| due).collect();
         let windows = followup_windows(&dues);
         let mut evals = BTreeSet::new();
         for (&(id, _), &eval_at) in followups.iter().zip(&windows) {
-            self.allocs[id.index()].followup_at = Some(eval_at);
+            self.allocs[id.index()].set_followup_at(Some(eval_at));
             evals.insert(eval_at);
         }
         for eval_at in evals {

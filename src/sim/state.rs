@@ -9,6 +9,11 @@ use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::scenario::Capability;
 use crate::model::time::Millis;
 
+pub use super::alloc_parts::{
+    MaybeScore, MaybeSeq, MaybeStamp, RescheduleTracker, Stamp, VolumeClaims,
+};
+pub use super::slots::Slots;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeStatus {
     Ready,
@@ -168,9 +173,9 @@ impl VolumeState {
 pub enum AllocState {
     /// Placed; the client is fetching it and pulling the image.
     Pulling,
-    /// Asking the server for the claim of `volumes[next_volume]`.
+    /// Asking the server for the claim of `volumes()[next_volume]`.
     Claiming,
-    /// The plugin is publishing `volumes[next_volume]`.
+    /// The plugin is publishing `volumes()[next_volume]`.
     Publishing,
     Running,
     Complete,
@@ -211,45 +216,31 @@ pub struct Alloc {
     pub index: u32,
     pub node: NodeId,
     pub state: AllocState,
-    pub volumes: Vec<(VolumeId, ClaimMode)>,
-    /// The access and attachment mode each of `volumes` is claimed in.
-    pub claim_modes: Vec<Capability>,
-    /// Which of `volumes` the client is claiming or publishing.
-    pub next_volume: usize,
-    /// Client claim retries (validate, plan-aware): next backoff and deadline.
-    pub claim_backoff: Millis,
-    pub claim_deadline: Millis,
-    pub failed_at: Millis,
-    /// Delays of the reschedules that led to this allocation, oldest first,
-    /// with the time each happened: Nomad's reschedule tracker, kept to its
-    /// window (`reschedule::tracker_window`), so at most
-    /// max(attempts, 5) entries. Moved, not copied, to a replacement.
-    pub reschedule_history: Vec<(Millis, Millis)>,
-    /// The node each reschedule in `reschedule_history` moved away from
-    /// (Nomad's RescheduleEvent.PrevNodeID), parallel to it: with the
-    /// allocation's own node, the nodes a rescheduled replacement avoids.
-    pub penalty_nodes: Vec<NodeId>,
-    /// When the delayed evaluation that will reschedule this allocation
-    /// runs (Nomad's FollowupEvalID), if one is scheduled.
-    pub followup_at: Option<Millis>,
+    /// The volumes it mounts and the client's claim progress, if it mounts
+    /// any (`volumes()`, `claim_modes()`, `claims_mut()`; alloc_parts.rs).
+    pub claims: Option<Box<VolumeClaims>>,
+    /// When it failed and its reschedule tracker, once it has either
+    /// (`failed_at()`, `reschedule_history()`, `penalty_nodes()`,
+    /// `followup_at()`; alloc_parts.rs).
+    pub tracker: Option<Box<RescheduleTracker>>,
     /// The node is draining: the scheduler must move this allocation.
     pub migrate: bool,
     /// When the allocation became healthy (see health.rs), while it is.
-    pub healthy_at: Option<Millis>,
+    pub healthy_at: MaybeStamp,
     /// The job version it runs (its resources are that version's).
     pub version: u32,
     /// The deployment it was placed in (its sequence number), if any.
-    pub deployment: Option<u32>,
+    pub deployment: MaybeSeq,
     /// When a plan placed it (0 for an initial allocation).
-    pub placed_at: Millis,
+    pub placed_at: Stamp,
     /// Its health as the deployment sees it (Nomad's DeploymentStatus.Healthy):
     /// unknown, healthy (healthy for `min_healthy_time`) or unhealthy.
     pub deploy_health: Option<bool>,
     /// The final score of the node the scheduler chose (Nomad's
-    /// MaxNormScore); `None` for an allocation that predates the run.
-    pub score: Option<f64>,
+    /// MaxNormScore); none for an allocation that predates the run.
+    pub score: MaybeScore,
     /// When it started running (kept while unknown).
-    pub running_since: Option<Millis>,
+    pub running_since: MaybeStamp,
 }
 
 impl Alloc {
@@ -272,7 +263,7 @@ pub struct JobState {
     /// Desired count of each group (changed by `scale`).
     pub counts: Vec<u32>,
     /// The newest allocation of each (group, index) slot.
-    pub latest: Vec<SlotMap>,
+    pub latest: Vec<Slots>,
     pub running: Vec<u32>,
     pub complete: Vec<u32>,
     /// Whether each group is counted as fully placed (see the full-placement tracker).
@@ -409,57 +400,5 @@ impl<'a> IntoIterator for &'a AllocSet {
 
     fn into_iter(self) -> Self::IntoIter {
         self.0.iter()
-    }
-}
-
-/// A group's slots (allocation index, or node for a system job) and the
-/// allocation that last filled each: a map from small dense keys, kept as
-/// a vector indexed by key (4 bytes a slot, no tree to walk on the
-/// applier's path). Iterates in key order, as the ordered map it replaces.
-#[derive(Clone, Debug, Default)]
-pub struct SlotMap {
-    /// `EMPTY`: no allocation in that slot.
-    slots: Vec<AllocId>,
-}
-
-const EMPTY: AllocId = AllocId(u32::MAX);
-
-impl SlotMap {
-    /// Puts `id` in slot `key`; returns what was there.
-    pub fn insert(&mut self, key: u32, id: AllocId) -> Option<AllocId> {
-        debug_assert!(id != EMPTY, "allocation ids stay below u32::MAX");
-        let key = key as usize;
-        if self.slots.len() <= key {
-            self.slots.resize(key + 1, EMPTY);
-        }
-        let old = std::mem::replace(&mut self.slots[key], id);
-        (old != EMPTY).then_some(old)
-    }
-
-    pub fn get(&self, key: &u32) -> Option<&AllocId> {
-        self.slots.get(*key as usize).filter(|&&id| id != EMPTY)
-    }
-
-    pub fn contains_key(&self, key: &u32) -> bool {
-        self.get(key).is_some()
-    }
-
-    /// Filled slots in key order.
-    pub fn iter(&self) -> impl Iterator<Item = (u32, AllocId)> + '_ {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter(|&(_, &id)| id != EMPTY)
-            .map(|(key, &id)| (key as u32, id))
-    }
-
-    /// Filled slots with keys below `end`, in key order.
-    pub fn below(&self, end: u32) -> impl Iterator<Item = (u32, AllocId)> + '_ {
-        self.iter().take_while(move |&(key, _)| key < end)
-    }
-
-    /// The allocations in filled slots, in key order.
-    pub fn values(&self) -> impl Iterator<Item = &AllocId> + '_ {
-        self.slots.iter().filter(|&&id| id != EMPTY)
     }
 }
