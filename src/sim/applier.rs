@@ -54,9 +54,23 @@ impl Simulation<'_> {
         let grouped: Vec<Placement> = if nodes.len() == slots.len() {
             plan.placements
         } else {
-            let mut keyed: Vec<(u32, Placement)> = slots.into_iter().zip(plan.placements).collect();
-            keyed.sort_by_key(|&(slot, _)| slot);
-            keyed.into_iter().map(|(_, placement)| placement).collect()
+            // Sort (node, position) keys, not the placements themselves
+            // (large records a merge sort would move many times); each key
+            // is unique, so the order is the stable one.
+            let mut keys: Vec<u64> = slots
+                .iter()
+                .enumerate()
+                .map(|(i, &slot)| (u64::from(slot) << 32) | i as u64)
+                .collect();
+            keys.sort_unstable();
+            let mut pending: Vec<Option<Placement>> = plan.placements.into_iter().map(Some).collect();
+            keys.iter()
+                .map(|&key| {
+                    pending[key as u32 as usize]
+                        .take()
+                        .expect("each placement is taken once")
+                })
+                .collect()
         };
         let mut rest = grouped.into_iter();
         let mut accepted_claims: BTreeMap<VolumeId, ClaimCounts> = BTreeMap::new();
