@@ -63,7 +63,8 @@ impl Simulation<'_> {
                 .map(|(i, &slot)| (u64::from(slot) << 32) | i as u64)
                 .collect();
             keys.sort_unstable();
-            let mut pending: Vec<Option<Placement>> = plan.placements.into_iter().map(Some).collect();
+            let mut pending: Vec<Option<Placement>> =
+                plan.placements.into_iter().map(Some).collect();
             keys.iter()
                 .map(|&key| {
                     pending[key as u32 as usize]
