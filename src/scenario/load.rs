@@ -533,11 +533,14 @@ impl<'a> UniqueIds<'a> {
         if id.trim().is_empty() {
             return fail(at, format!("{}: an id must not be empty", self.what));
         }
-        let shown = crate::names::shown(id);
+        // The id as shown in a message is made only for a message: a
+        // 40,000-node scenario checks 40,000 ids.
+        let shown = || crate::names::shown(id);
         if let Err(problem) = crate::names::check(id) {
-            return fail(at, format!("{}[{shown}]: the id {problem}", self.what));
+            return fail(at, format!("{}[{}]: the id {problem}", self.what, shown()));
         }
         if !self.seen.insert(id.to_string()) {
+            let shown = shown();
             return fail(
                 at,
                 format!("{}[{shown}]: \"{shown}\" is used twice", self.what),
