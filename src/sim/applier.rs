@@ -163,6 +163,11 @@ impl Simulation<'_> {
     /// Plan-aware: the node's plugins can attach every volume this node plan
     /// adds to those already attached or promised there.
     fn attach_limits_hold(&self, node: NodeId, placements: &[Placement]) -> Result<(), String> {
+        if !self.node_table.limits_attachments(node) {
+            // No plugin here has a `max_volumes`: nothing to count (and no
+            // set of the node's volumes to build for every node plan).
+            return Ok(());
+        }
         let state = &self.nodes[node.index()];
         let spec = &self.scenario.nodes[node.index()];
         let mut attached = state.held_or_promised_volumes();

@@ -115,13 +115,21 @@ pub(super) struct NodeTable {
     /// Ready and eligible (`NodeState::schedulable`), mirrored here so an
     /// evaluation lists its candidates without touching every node's state.
     schedulable: Vec<bool>,
+    /// Whether some node plugin of the node has a `max_volumes` (the
+    /// spec's, which never changes).
+    limits_attachments: Vec<bool>,
 }
 
 impl NodeTable {
-    /// For nodes of the given CPU, memory and computed class, all
-    /// schedulable and empty.
-    pub(super) fn new(nodes: impl Iterator<Item = (u64, u64, u32)>) -> Self {
+    /// For nodes of the given CPU, memory, computed class and whether a
+    /// plugin limits their attachments, all schedulable and empty.
+    pub(super) fn new(nodes: impl Iterator<Item = (u64, u64, u32, bool)>) -> Self {
+        let mut limits_attachments = Vec::new();
         let nodes: Vec<HotNode> = nodes
+            .map(|(cpu, memory, class, limited)| {
+                limits_attachments.push(limited);
+                (cpu, memory, class)
+            })
             .map(|(cpu, memory, class)| HotNode {
                 used_cpu: 0,
                 used_memory: 0,
@@ -135,7 +143,16 @@ impl NodeTable {
             })
             .collect();
         let schedulable = vec![true; nodes.len()];
-        NodeTable { nodes, schedulable }
+        NodeTable {
+            nodes,
+            schedulable,
+            limits_attachments,
+        }
+    }
+
+    /// Whether some node plugin of `node` has a `max_volumes`.
+    pub(super) fn limits_attachments(&self, node: NodeId) -> bool {
+        self.limits_attachments[node.index()]
     }
 
     /// `node`'s CPU and memory.
@@ -418,7 +435,8 @@ mod tests {
 
     #[test]
     fn fitness_is_recomputed_only_for_a_new_usage() {
-        let table = NodeTable::new([(4, 4, 0), (4, 4, 1)].into_iter());
+        let table = NodeTable::new([(4, 4, 0, false), (4, 4, 1, true)].into_iter());
+        assert!(table.limits_attachments(NodeId(1)) && !table.limits_attachments(NodeId(0)));
         assert_eq!(table.capacity(NodeId(1)), (4, 4));
         assert_eq!(table.class_count(), 2);
         let calls = Cell::new(0);
@@ -435,7 +453,7 @@ mod tests {
 
     #[test]
     fn proposals_are_a_sparse_set_per_evaluation() {
-        let table = NodeTable::new([(4, 4, 0); 3].into_iter());
+        let table = NodeTable::new([(4, 4, 0, false); 3].into_iter());
         let mut first = Vec::new();
         table.propose(NodeId(2), &mut first, 1, 2);
         table.propose(NodeId(0), &mut first, 1, 1);

@@ -316,7 +316,10 @@ impl<'s> Simulation<'s> {
                 .nodes
                 .iter()
                 .zip(scheduler::computed_classes(scenario))
-                .map(|(n, class)| (n.cpu, n.memory, class)),
+                .map(|(n, class)| {
+                    let limited = n.csi_plugins.iter().any(|p| p.max_volumes > 0);
+                    (n.cpu, n.memory, class, limited)
+                }),
         );
         Simulation {
             scenario,
