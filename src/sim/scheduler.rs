@@ -115,6 +115,10 @@ pub(super) struct PlanContext {
     freed: BTreeMap<NodeId, (u64, u64)>,
     /// The final score of the node the last placement chose.
     chosen_score: f64,
+    /// For each volume request of the placement being scored, the verdict
+    /// of its node-independent checks (see `volume_verdict`), decided once
+    /// by `prepare_volume_verdicts` instead of once per node.
+    volume_verdicts: Vec<Result<(), FilterReason>>,
     /// Scratch for `select_node`'s picks and skips (kept for their capacity).
     taken: Vec<(NodeId, f64)>,
     skipped: Vec<(NodeId, f64)>,
@@ -677,6 +681,7 @@ impl Simulation<'_> {
         let limit = ctx
             .raised_limit
             .unwrap_or_else(|| rank::score_limit(total, batch));
+        self.prepare_volume_verdicts(ctx, group, volumes);
         let mut filtered: BTreeMap<FilterReason, u32> = BTreeMap::new();
         // The limit iterator's picks and skips, in visiting order, in
         // buffers the evaluation reuses for every placement.
@@ -695,6 +700,11 @@ impl Simulation<'_> {
             self.node_table.prefetch(upcoming);
             if let Some(counts) = ctx.group_counts.get(group.group_index()) {
                 hot::prefetch(counts, upcoming.index());
+            }
+            if !volumes.is_empty() {
+                // The CSI checker reads the node's plugins and their state.
+                hot::prefetch(&self.scenario.nodes, upcoming.index());
+                hot::prefetch(&self.nodes, upcoming.index());
             }
             at += 1;
             if at == total {
@@ -776,7 +786,7 @@ impl Simulation<'_> {
             Some(true) => {
                 // The class passed before: only the CSI check runs. In
                 // 1.2.6 a node that fails it ends the iteration.
-                if let Err(reason) = self.check_volumes(ctx, node, group, volumes) {
+                if let Err(reason) = self.check_volumes(ctx, node, volumes) {
                     ctx.stop_iterating = self.policy.nomad().class_early_return();
                     return Err(reason);
                 }
@@ -801,7 +811,7 @@ impl Simulation<'_> {
                 if let Some(reason) = problem {
                     return Err(reason);
                 }
-                self.check_volumes(ctx, node, group, volumes)?;
+                self.check_volumes(ctx, node, volumes)?;
             }
         }
         if ctx.preferences.is_some() {
@@ -882,7 +892,6 @@ impl Simulation<'_> {
         &self,
         ctx: &PlanContext,
         node: NodeId,
-        group: GroupRef,
         volumes: &[ResolvedVolume],
     ) -> Result<(), FilterReason> {
         if volumes.is_empty() {
@@ -904,8 +913,8 @@ impl Simulation<'_> {
             });
         }
         for (checked, volume) in volumes.iter().enumerate() {
-            if let ResolvedVolume::Found(id, mode, claim) = volume {
-                self.check_volume(ctx, node, group, *id, *mode, *claim, &volumes[..checked])?;
+            if let ResolvedVolume::Found(id, _, _) = volume {
+                self.check_volume(ctx, node, checked, *id, &volumes[..checked])?;
             }
         }
         Ok(())
@@ -918,10 +927,8 @@ impl Simulation<'_> {
         &self,
         ctx: &PlanContext,
         node: NodeId,
-        group: GroupRef,
+        index: usize,
         volume: VolumeId,
-        mode: ClaimMode,
-        claim: Capability,
         earlier: &[ResolvedVolume],
     ) -> Result<(), FilterReason> {
         let volume_spec = &self.scenario.volumes[volume.index()];
@@ -953,6 +960,45 @@ impl Simulation<'_> {
         {
             return Err(FilterReason::CsiTopology);
         }
+        // What follows depends on the volume and the plan, not the node:
+        // decided once per placement (`volume_verdicts`).
+        ctx.volume_verdicts[index].clone()
+    }
+
+    /// Decides `volume_verdicts` for the placement about to be scored: the
+    /// plan and the volumes do not change while its nodes are scored.
+    pub(super) fn prepare_volume_verdicts(
+        &self,
+        ctx: &mut PlanContext,
+        group: GroupRef,
+        volumes: &[ResolvedVolume],
+    ) {
+        let verdicts = volumes
+            .iter()
+            .map(|v| match v {
+                ResolvedVolume::Found(id, mode, claim) => {
+                    self.volume_verdict(ctx, group, *id, *mode, *claim)
+                }
+                // Never asked for: a missing volume fails every node first.
+                ResolvedVolume::Missing(_) => Ok(()),
+            })
+            .collect();
+        ctx.volume_verdicts = verdicts;
+    }
+
+    /// The checks of a volume request that do not depend on the node, in
+    /// Nomad's order (they follow the node's plugin and topology checks):
+    /// what `check_volume` answers for every node that passes those.
+    fn volume_verdict(
+        &self,
+        ctx: &PlanContext,
+        group: GroupRef,
+        volume: VolumeId,
+        mode: ClaimMode,
+        claim: Capability,
+    ) -> Result<(), FilterReason> {
+        let volume_spec = &self.scenario.volumes[volume.index()];
+        let plugin = volume_spec.plugin;
         // A volume whose plugin needs a controller and has no healthy one
         // is not Schedulable: ReadSchedulable and WriteSchedulable fail.
         if self.controller_missing(plugin) {

@@ -76,6 +76,7 @@ impl Simulation<'_> {
         let mut failures: BTreeMap<GroupRef, PlacementFailure> = BTreeMap::new();
         for (group, node, previous) in wants {
             let volumes = self.resolve_volumes(group, SYSTEM_ALLOC_INDEX);
+            self.prepare_volume_verdicts(&mut ctx, group, &volumes);
             match self.score_node(&mut ctx, node, group, &volumes, &[]) {
                 Ok(_) => {
                     let (volumes, claim_modes): (Vec<(VolumeId, ClaimMode)>, Vec<Capability>) =
