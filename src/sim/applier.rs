@@ -9,8 +9,7 @@ use std::collections::BTreeMap;
 use super::feasibility::{FilterReason, plan_aware_claim_check};
 use super::scheduler::{Placement, Plan};
 use super::state::{
-    Alloc, AllocState, MaybeScore, MaybeSeq, MaybeStamp, RescheduleTracker, Stamp, VolumeClaims,
-    count_up,
+    Alloc, AllocState, MaybeScore, MaybeSeq, MaybeStamp, RescheduleTracker, Stamp, count_up,
 };
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
@@ -63,7 +62,7 @@ impl Simulation<'_> {
                 continue;
             }
             for placement in placements {
-                for &(volume, mode) in &placement.volumes {
+                for &(volume, mode) in placement.volumes() {
                     accepted_claims.entry(volume).or_default().add(mode);
                 }
                 self.commit_placement(placement);
@@ -96,12 +95,12 @@ impl Simulation<'_> {
         if self.policy.plan_aware_claims() {
             let mut mine: BTreeMap<VolumeId, ClaimCounts> = BTreeMap::new();
             for placement in placements {
-                for (i, &(volume, mode)) in placement.volumes.iter().enumerate() {
+                for (i, &(volume, mode)) in placement.volumes().iter().enumerate() {
                     let held = self.volumes[volume.index()]
                         .plan_aware_counts()
                         .plus(accepted_claims.get(&volume).copied().unwrap_or_default())
                         .plus(mine.get(&volume).copied().unwrap_or_default());
-                    let claim = placement.claim_modes[i];
+                    let claim = placement.claim_modes()[i];
                     let pinned = self.volumes[volume.index()].pinned_mode();
                     if pinned.is_some_and(|p| p != claim) {
                         return Err(FilterReason::CsiModeConflict(volume).describe(self.scenario));
@@ -125,7 +124,7 @@ impl Simulation<'_> {
         attached.extend(
             placements
                 .iter()
-                .flat_map(|p| p.volumes.iter().map(|&(v, _)| v)),
+                .flat_map(|p| p.volumes().iter().map(|&(v, _)| v)),
         );
         for plugin in spec.csi_plugins.iter().filter(|p| p.max_volumes > 0) {
             let count = self.count_of_plugin(attached.iter(), plugin.plugin);
@@ -185,7 +184,7 @@ impl Simulation<'_> {
         node.used_memory += group_spec.memory;
         node.allocs.insert(id);
         self.live.insert(id, placement.group, placement.node);
-        for &(volume, _) in &placement.volumes {
+        for &(volume, _) in placement.volumes() {
             count_up(&mut node.alloc_volumes, volume);
         }
         for volume in self.counted_sources(placement.group) {
@@ -194,7 +193,7 @@ impl Simulation<'_> {
                 volume,
             );
         }
-        for (&(volume, mode), &claim) in placement.volumes.iter().zip(&placement.claim_modes) {
+        for (&(volume, mode), &claim) in placement.volumes().iter().zip(placement.claim_modes()) {
             let state = &mut self.volumes[volume.index()];
             state.reserved.insert(id, mode);
             state.reserved_counts.add(mode);
@@ -231,12 +230,13 @@ impl Simulation<'_> {
                 .detail(detail)
                 .seen(seen)
         });
+        self.mounts_placed += placement.volumes().len();
         self.allocs.push(Alloc {
             group: placement.group,
             index: placement.index,
             node: placement.node,
             state: AllocState::Pulling,
-            claims: VolumeClaims::boxed(placement.volumes, placement.claim_modes, 0),
+            claims: placement.claims,
             tracker,
             migrate: false,
             healthy_at: MaybeStamp::NONE,
