@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::feasibility::{FilterReason, plan_aware_claim_check};
+use super::hot;
 use super::scheduler::{Placement, Plan};
 use super::state::{
     Alloc, AllocState, MaybeScore, MaybeSeq, MaybeStamp, RescheduleTracker, Stamp, count_up,
@@ -28,24 +29,66 @@ impl Simulation<'_> {
                 self.finish_alloc(alloc, AllocState::Stopped, "stopped by the scheduler");
             }
         }
-        // Node plans in the order their first placement appears.
-        let mut by_node: Vec<(NodeId, Vec<Placement>)> = Vec::new();
-        for placement in plan.placements {
+        // Node plans in the order their first placement appears, each
+        // node's placements in plan order: a stable sort by the node's
+        // first appearance, needed only when a node appears twice (most
+        // plans spread over distinct nodes and are already in order).
+        let mut nodes: Vec<NodeId> = Vec::new();
+        let mut slots: Vec<u32> = Vec::with_capacity(plan.placements.len());
+        for placement in &plan.placements {
             let slot = &mut self.node_slot[placement.node.index()];
             if *slot == u32::MAX {
-                *slot = by_node.len() as u32;
-                by_node.push((placement.node, vec![placement]));
-            } else {
-                by_node[*slot as usize].1.push(placement);
+                *slot = nodes.len() as u32;
+                nodes.push(placement.node);
             }
+            slots.push(*slot);
         }
-        for (node, _) in &by_node {
+        for node in &nodes {
             self.node_slot[node.index()] = u32::MAX;
         }
+        let mut run_lengths = vec![0usize; nodes.len()];
+        for &slot in &slots {
+            run_lengths[slot as usize] += 1;
+        }
+        let grouped: Vec<Placement> = if nodes.len() == slots.len() {
+            plan.placements
+        } else {
+            // Sort (node, position) keys, not the placements themselves
+            // (large records a merge sort would move many times); each key
+            // is unique, so the order is the stable one.
+            let mut keys: Vec<u64> = slots
+                .iter()
+                .enumerate()
+                .map(|(i, &slot)| (u64::from(slot) << 32) | i as u64)
+                .collect();
+            keys.sort_unstable();
+            let mut pending: Vec<Option<Placement>> =
+                plan.placements.into_iter().map(Some).collect();
+            keys.iter()
+                .map(|&key| {
+                    pending[key as u32 as usize]
+                        .take()
+                        .expect("each placement is taken once")
+                })
+                .collect()
+        };
+        let mut rest = grouped.into_iter();
         let mut accepted_claims: BTreeMap<VolumeId, ClaimCounts> = BTreeMap::new();
         let mut fully_applied = true;
-        for (node, placements) in by_node {
-            if let Err(reason) = self.node_plan_fits(node, &placements, &accepted_claims) {
+        for (k, &run) in run_lengths.iter().enumerate() {
+            let node = nodes[k];
+            // On a large cluster each node's state is a cache miss: ask for
+            // the state two node plans ahead, and for the end of the next
+            // one's allocation list (its state has arrived by then).
+            if let Some(&far) = nodes.get(k + 2) {
+                hot::prefetch(&self.nodes, far.index());
+                self.node_table.prefetch(far);
+            }
+            if let Some(&near) = nodes.get(k + 1) {
+                self.nodes[near.index()].allocs.prefetch_end();
+            }
+            let placements = &rest.as_slice()[..run];
+            if let Err(reason) = self.node_plan_fits(node, placements, &accepted_claims) {
                 fully_applied = false;
                 self.metrics.plan_rejections += 1;
                 let seen = placements
@@ -59,9 +102,10 @@ impl Simulation<'_> {
                         .detail(reason)
                         .seen(seen)
                 });
+                rest.nth(run - 1);
                 continue;
             }
-            for placement in placements {
+            for placement in rest.by_ref().take(run) {
                 for &(volume, mode) in placement.volumes() {
                     accepted_claims.entry(volume).or_default().add(mode);
                 }
@@ -77,19 +121,19 @@ impl Simulation<'_> {
         placements: &[Placement],
         accepted_claims: &BTreeMap<VolumeId, ClaimCounts>,
     ) -> Result<(), String> {
-        let state = &self.nodes[node.index()];
         let spec = &self.scenario.nodes[node.index()];
-        if !state.schedulable() {
+        let (node_cpu, node_memory) = self.node_table.capacity(node);
+        if !self.node_table.schedulable()[node.index()] {
             return Err(format!("node {} is not ready or is draining", spec.name));
         }
-        let (mut cpu, mut memory) = (state.used_cpu, state.used_memory);
+        let (mut cpu, mut memory) = self.node_table.used(node);
         for placement in placements {
             let group = &self.scenario.jobs[placement.group.job.index()]
                 .groups_of(placement.version)[placement.group.group_index()];
             cpu += group.cpu;
             memory += group.memory;
         }
-        if cpu > spec.cpu || memory > spec.memory {
+        if cpu > node_cpu || memory > node_memory {
             return Err(format!("allocations no longer fit on node {}", spec.name));
         }
         if self.policy.plan_aware_claims() {
@@ -179,9 +223,9 @@ impl Simulation<'_> {
         if placement.reschedule && !replaces_unknown {
             self.metrics.reschedules += 1;
         }
+        self.node_table
+            .take(placement.node, group_spec.cpu, group_spec.memory);
         let node = &mut self.nodes[placement.node.index()];
-        node.used_cpu += group_spec.cpu;
-        node.used_memory += group_spec.memory;
         node.allocs.insert(id);
         self.live.insert(id, placement.group, placement.node);
         for &(volume, _) in placement.volumes() {

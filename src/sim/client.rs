@@ -375,9 +375,9 @@ impl Simulation<'_> {
         let version = self.allocs[id.index()].version;
         let group_spec =
             &self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()];
+        self.node_table
+            .release(node, group_spec.cpu, group_spec.memory);
         let node_state = &mut self.nodes[node.index()];
-        node_state.used_cpu -= group_spec.cpu;
-        node_state.used_memory -= group_spec.memory;
         assert!(node_state.allocs.remove(&id), "a live alloc is on its node");
         self.live.remove(id, group);
         for &(volume, _) in &volumes {

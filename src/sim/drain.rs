@@ -37,7 +37,7 @@ pub(super) struct Drains {
 impl Simulation<'_> {
     pub(super) fn drain_node(&mut self, node: NodeId, spec: DrainSpec) {
         let now = self.now();
-        self.nodes[node.index()].eligible = false;
+        self.set_node_eligible(node, false);
         let detail = match spec.deadline {
             Some(deadline) => format!("deadline {deadline}s"),
             None => "no deadline".to_string(),

@@ -5,6 +5,7 @@
 
 use std::cell::Cell;
 
+use super::rank;
 use crate::model::ids::{AllocId, GroupRef, NodeId};
 
 /// The live allocations of every task group, with their nodes (what job
@@ -76,70 +77,245 @@ pub(super) struct GroupCounts {
     pub proposed: u32,
 }
 
-/// The last fitness computed for each node, keyed by the used CPU and
-/// memory it was computed for: a node's capacity never changes, so the
-/// same key gives the same bits, and a node scored again before anything
-/// is placed on it (most of them: each placement changes one node) skips
-/// the two `pow10`s.
-pub(super) struct FitnessCache {
-    entries: Vec<Cell<Fitness>>,
-    /// Each node's CPU and memory (the spec's), beside its entry: a
-    /// scoring reads one small record instead of the node's whole spec.
-    capacity: Vec<(u64, u64)>,
-}
-
-#[derive(Clone, Copy)]
-struct Fitness {
+/// What scoring one node reads, in one cache line per node (issue #16:
+/// on a 40,000-node cluster the scoring loop visits nodes in shuffled
+/// order, and each separate per-node array it touched was a cache miss).
+///
+/// It is the single home of a node's resource usage; its capacity and
+/// computed class are copies of the spec's, which never change; the
+/// fitness cache and the proposal slot are scratch that never changes a
+/// decision (see [`NodeTable::fitness`] and [`NodeTable::proposal_slot`]).
+#[repr(C, align(64))]
+struct HotNode {
+    /// CPU and memory of the node's live allocations.
     used_cpu: u64,
     used_memory: u64,
+    /// The spec's CPU and memory.
+    cpu: u64,
+    memory: u64,
+    /// The last fitness computed here and the usage it was computed for:
+    /// a node's capacity never changes, so the same usage gives the same
+    /// bits, and a node scored again before anything is placed on it (most
+    /// of them: each placement changes one node) skips the two `pow10`s.
     /// NaN: nothing cached (a computed NaN is simply never reused).
-    score: f64,
+    fit_cpu: Cell<u64>,
+    fit_memory: Cell<u64>,
+    fit_score: Cell<f64>,
+    /// The node's computed class (dense index).
+    class: u32,
+    /// Where the evaluation being built keeps what its plan proposes here
+    /// (a sparse-set slot, valid only if the evaluation's own list agrees).
+    proposal: Cell<u32>,
 }
 
-impl FitnessCache {
-    /// For nodes of the given CPU and memory.
-    pub(super) fn new(capacity: Vec<(u64, u64)>) -> Self {
-        let empty = Fitness {
-            used_cpu: 0,
-            used_memory: 0,
-            score: f64::NAN,
-        };
-        FitnessCache {
-            entries: vec![Cell::new(empty); capacity.len()],
-            capacity,
-        }
+/// Per-node scoring state (see [`HotNode`]) and which nodes can take new
+/// allocations, as flat arrays indexed by node.
+pub(super) struct NodeTable {
+    nodes: Vec<HotNode>,
+    /// Ready and eligible (`NodeState::schedulable`), mirrored here so an
+    /// evaluation lists its candidates without touching every node's state.
+    schedulable: Vec<bool>,
+}
+
+impl NodeTable {
+    /// For nodes of the given CPU, memory and computed class, all
+    /// schedulable and empty.
+    pub(super) fn new(nodes: impl Iterator<Item = (u64, u64, u32)>) -> Self {
+        let nodes: Vec<HotNode> = nodes
+            .map(|(cpu, memory, class)| HotNode {
+                used_cpu: 0,
+                used_memory: 0,
+                cpu,
+                memory,
+                fit_cpu: Cell::new(0),
+                fit_memory: Cell::new(0),
+                fit_score: Cell::new(f64::NAN),
+                class,
+                proposal: Cell::new(u32::MAX),
+            })
+            .collect();
+        let schedulable = vec![true; nodes.len()];
+        NodeTable { nodes, schedulable }
     }
 
     /// `node`'s CPU and memory.
     pub(super) fn capacity(&self, node: NodeId) -> (u64, u64) {
-        self.capacity[node.index()]
+        let hot = &self.nodes[node.index()];
+        (hot.cpu, hot.memory)
     }
 
-    /// `compute(used_cpu, used_memory)` for `node`, from the cache when
-    /// the node was last scored with the same usage.
-    pub(super) fn get(
+    /// CPU and memory used by `node`'s live allocations.
+    pub(super) fn used(&self, node: NodeId) -> (u64, u64) {
+        let hot = &self.nodes[node.index()];
+        (hot.used_cpu, hot.used_memory)
+    }
+
+    /// An allocation of `cpu` and `memory` starts using `node`.
+    pub(super) fn take(&mut self, node: NodeId, cpu: u64, memory: u64) {
+        let hot = &mut self.nodes[node.index()];
+        hot.used_cpu += cpu;
+        hot.used_memory += memory;
+    }
+
+    /// An allocation of `cpu` and `memory` stops using `node`.
+    pub(super) fn release(&mut self, node: NodeId, cpu: u64, memory: u64) {
+        let hot = &mut self.nodes[node.index()];
+        hot.used_cpu -= cpu;
+        hot.used_memory -= memory;
+    }
+
+    /// Asks the CPU to start loading `node`'s record (see [`prefetch`]).
+    #[inline(always)]
+    pub(super) fn prefetch(&self, node: NodeId) {
+        prefetch(&self.nodes, node.index());
+    }
+
+    /// `node`'s computed class.
+    pub(super) fn class(&self, node: NodeId) -> u32 {
+        self.nodes[node.index()].class
+    }
+
+    /// How many computed classes there are.
+    pub(super) fn class_count(&self) -> usize {
+        self.nodes
+            .iter()
+            .map(|n| n.class as usize + 1)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Whether `node` can take new allocations (mirrors `NodeState::schedulable`).
+    pub(super) fn schedulable(&self) -> &[bool] {
+        &self.schedulable
+    }
+
+    pub(super) fn set_schedulable(&mut self, node: NodeId, schedulable: bool) {
+        self.schedulable[node.index()] = schedulable;
+    }
+
+    /// `compute()` for `node` at this usage, from the cache when the node
+    /// was last scored with the same usage.
+    pub(super) fn fitness(
         &self,
         node: NodeId,
         used_cpu: u64,
         used_memory: u64,
         compute: impl FnOnce() -> f64,
     ) -> f64 {
-        let cell = &self.entries[node.index()];
-        let cached = cell.get();
-        if cached.used_cpu == used_cpu
-            && cached.used_memory == used_memory
-            && !cached.score.is_nan()
+        let hot = &self.nodes[node.index()];
+        let cached = hot.fit_score.get();
+        if hot.fit_cpu.get() == used_cpu && hot.fit_memory.get() == used_memory && !cached.is_nan()
         {
-            return cached.score;
+            return cached;
         }
         let score = compute();
-        cell.set(Fitness {
-            used_cpu,
-            used_memory,
-            score,
-        });
+        hot.fit_cpu.set(used_cpu);
+        hot.fit_memory.set(used_memory);
+        hot.fit_score.set(score);
         score
     }
+
+    /// The slot `proposals` keeps for `node`, if it has one: a sparse set
+    /// (the slot each node remembers is checked against the list itself),
+    /// so an evaluation needs no per-node array and no clearing, and a slot
+    /// left by an earlier evaluation is simply not found.
+    pub(super) fn proposal_slot(&self, node: NodeId, proposals: &[Proposed]) -> Option<usize> {
+        let slot = self.nodes[node.index()].proposal.get() as usize;
+        proposals
+            .get(slot)
+            .is_some_and(|p| p.node == node)
+            .then_some(slot)
+    }
+
+    /// Adds `cpu` and `memory` to what `proposals` holds for `node`.
+    pub(super) fn propose(
+        &self,
+        node: NodeId,
+        proposals: &mut Vec<Proposed>,
+        cpu: u64,
+        memory: u64,
+    ) {
+        let slot = match self.proposal_slot(node, proposals) {
+            Some(slot) => slot,
+            None => {
+                self.nodes[node.index()]
+                    .proposal
+                    .set(u32::try_from(proposals.len()).expect("proposals fit in u32"));
+                proposals.push(Proposed {
+                    node,
+                    cpu: 0,
+                    memory: 0,
+                });
+                proposals.len() - 1
+            }
+        };
+        proposals[slot].cpu += cpu;
+        proposals[slot].memory += memory;
+    }
+}
+
+/// [`rank::free_term`] remembered by its inputs: a cluster's nodes share a
+/// few capacities and its allocations a few sizes, so the same (used,
+/// capacity) pairs recur across nodes, which the per-node fitness cache
+/// cannot see. A direct-mapped table: a pure function's memo, so a
+/// collision costs a recomputation and never a different value.
+pub(super) struct FreeTermMemo {
+    entries: Vec<Cell<(u64, u64, f64)>>,
+}
+
+/// Entries in [`FreeTermMemo`] (96 KiB: it stays in the core's cache).
+const MEMO_ENTRIES: usize = 4096;
+
+impl Default for FreeTermMemo {
+    fn default() -> Self {
+        FreeTermMemo {
+            // Capacity 0 is never looked up (a node has some CPU and
+            // memory), so (0, 0) marks an empty entry.
+            entries: vec![Cell::new((0, 0, 0.0)); MEMO_ENTRIES],
+        }
+    }
+}
+
+impl FreeTermMemo {
+    pub(super) fn term(&self, used: u64, capacity: u64) -> f64 {
+        // Fibonacci hashing of both inputs to the table's 12 bits.
+        let mixed = (used ^ capacity.rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let cell = &self.entries[(mixed >> 52) as usize];
+        let (u, c, value) = cell.get();
+        if u == used && c == capacity && capacity != 0 {
+            return value;
+        }
+        let value = rank::free_term(used, capacity);
+        cell.set((used, capacity, value));
+        value
+    }
+}
+
+/// Asks the CPU to start loading `items[index]` into its cache, if there is
+/// one. The scoring loop visits nodes in shuffled order, so on a large
+/// cluster each per-node record it reads is a cache miss unless it is
+/// requested a few nodes ahead. A hint only: it changes no value.
+#[inline(always)]
+pub(super) fn prefetch<T>(items: &[T], index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(item) = items.get(index) {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch reads nothing the program sees and cannot
+        // fault, and the pointer is to a live element besides. (The
+        // intrinsic is unsafe only because it names its `sse` feature,
+        // which every x86_64 target has.)
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(item).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (items, index);
+}
+
+/// CPU and memory a plan under construction proposes on one node.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Proposed {
+    pub node: NodeId,
+    pub cpu: u64,
+    pub memory: u64,
 }
 
 /// Each node's datacenter as a dense index, so an evaluation compares
@@ -228,18 +404,57 @@ mod tests {
     }
 
     #[test]
+    fn the_free_term_memo_gives_the_function_s_bits() {
+        let memo = FreeTermMemo::default();
+        for round in 0..2 {
+            for used in (0..=10_000).step_by(37) {
+                for capacity in [1, 3_000, 10_000, 123_457] {
+                    let want = rank::free_term(used, capacity).to_bits();
+                    assert_eq!(memo.term(used, capacity).to_bits(), want, "round {round}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn fitness_is_recomputed_only_for_a_new_usage() {
-        let cache = FitnessCache::new(vec![(4, 4); 2]);
-        assert_eq!(cache.capacity(NodeId(1)), (4, 4));
+        let table = NodeTable::new([(4, 4, 0), (4, 4, 1)].into_iter());
+        assert_eq!(table.capacity(NodeId(1)), (4, 4));
+        assert_eq!(table.class_count(), 2);
         let calls = Cell::new(0);
         let score = |v: f64| {
             calls.set(calls.get() + 1);
             v
         };
-        assert_eq!(cache.get(NodeId(0), 1, 2, || score(0.5)), 0.5);
-        assert_eq!(cache.get(NodeId(0), 1, 2, || score(0.9)), 0.5);
-        assert_eq!(cache.get(NodeId(1), 1, 2, || score(0.7)), 0.7);
-        assert_eq!(cache.get(NodeId(0), 1, 3, || score(0.8)), 0.8);
+        assert_eq!(table.fitness(NodeId(0), 1, 2, || score(0.5)), 0.5);
+        assert_eq!(table.fitness(NodeId(0), 1, 2, || score(0.9)), 0.5);
+        assert_eq!(table.fitness(NodeId(1), 1, 2, || score(0.7)), 0.7);
+        assert_eq!(table.fitness(NodeId(0), 1, 3, || score(0.8)), 0.8);
         assert_eq!(calls.get(), 3);
+    }
+
+    #[test]
+    fn proposals_are_a_sparse_set_per_evaluation() {
+        let table = NodeTable::new([(4, 4, 0); 3].into_iter());
+        let mut first = Vec::new();
+        table.propose(NodeId(2), &mut first, 1, 2);
+        table.propose(NodeId(0), &mut first, 1, 1);
+        table.propose(NodeId(2), &mut first, 1, 1);
+        assert_eq!(first.len(), 2);
+        let slot = table.proposal_slot(NodeId(2), &first).unwrap();
+        assert_eq!((first[slot].cpu, first[slot].memory), (2, 3));
+        assert_eq!(table.proposal_slot(NodeId(1), &first), None);
+        // A later evaluation starts empty: the slots the nodes remember
+        // from the first are not found in its list.
+        let mut second = Vec::new();
+        assert_eq!(table.proposal_slot(NodeId(2), &second), None);
+        table.propose(NodeId(0), &mut second, 5, 5);
+        assert_eq!(table.proposal_slot(NodeId(2), &second), None);
+        assert_eq!(table.proposal_slot(NodeId(0), &second), Some(0));
+    }
+
+    #[test]
+    fn a_hot_node_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<HotNode>(), 64);
     }
 }

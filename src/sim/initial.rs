@@ -29,9 +29,8 @@ impl Simulation<'_> {
                 })
                 .unzip();
             let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
+            self.node_table.take(node, spec.cpu, spec.memory);
             let node_state = &mut self.nodes[node.index()];
-            node_state.used_cpu += spec.cpu;
-            node_state.used_memory += spec.memory;
             node_state.allocs.insert(id);
             for &(volume, _) in &volumes {
                 count_up(&mut node_state.alloc_volumes, volume);

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::Simulation;
 use super::state::{AllocState, ClaimState};
 use crate::model::access::{ClaimCounts, ClaimMode, permits};
-use crate::model::ids::{AllocId, VolumeId};
+use crate::model::ids::{AllocId, NodeId, VolumeId};
 
 impl Simulation<'_> {
     pub(super) fn check_invariants(&self) {
@@ -111,8 +111,23 @@ impl Simulation<'_> {
                     .or_default() += 1;
             }
         }
+        assert_eq!(
+            self.disconnects.nodes as usize,
+            self.nodes
+                .iter()
+                .filter(|n| n.disconnected_at.is_some())
+                .count(),
+            "the count of disconnected nodes"
+        );
         for (index, node) in self.nodes.iter().enumerate() {
             let spec = &self.scenario.nodes[index];
+            let id = NodeId::from_index(index);
+            assert_eq!(
+                self.node_table.schedulable()[index],
+                node.schedulable(),
+                "node {}: the node table's schedulable mirror",
+                spec.name
+            );
             // A volume is published only on a node that has (or had) its
             // node plugin; what a drain may do to a plugin job's plugin is
             // checked by `check_drain_plugin_invariant`.
@@ -141,22 +156,24 @@ impl Simulation<'_> {
                 spec.name
             );
             assert_eq!(
-                node.used_cpu, cpu[index],
+                self.node_table.used(id).0,
+                cpu[index],
                 "node {} cpu bookkeeping",
                 spec.name
             );
             assert_eq!(
-                node.used_memory, memory[index],
+                self.node_table.used(id).1,
+                memory[index],
                 "node {} memory bookkeeping",
                 spec.name
             );
             assert!(
-                node.used_cpu <= spec.cpu,
+                self.node_table.used(id).0 <= spec.cpu,
                 "node {} cpu over-committed",
                 spec.name
             );
             assert!(
-                node.used_memory <= spec.memory,
+                self.node_table.used(id).1 <= spec.memory,
                 "node {} memory over-committed",
                 spec.name
             );

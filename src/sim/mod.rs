@@ -218,8 +218,6 @@ struct Simulation<'s> {
     awaiting_claim_gc: BTreeSet<(VolumeId, AllocId)>,
     /// A `ClaimGc` tick is queued.
     claim_gc_scheduled: bool,
-    /// Each node's computed class (Nomad's ComputedClass), as a dense index.
-    node_classes: Vec<u32>,
     /// How many distinct computed classes there are.
     class_count: usize,
     /// Jobs blocked because their evaluation exhausted its plan retries
@@ -241,8 +239,11 @@ struct Simulation<'s> {
     drains: drain::Drains,
     /// Every group's live allocations and their nodes (see hot.rs).
     live: hot::LiveAllocs,
-    /// Each node's last bin-pack fitness (see hot.rs).
-    fitness: hot::FitnessCache,
+    /// What scoring reads per node, one cache line each, and which nodes
+    /// are schedulable (see hot.rs).
+    node_table: hot::NodeTable,
+    /// Bin-pack terms by (used, capacity), shared by every node (see hot.rs).
+    free_terms: hot::FreeTermMemo,
     /// The applier's scratch index from node to its part of a plan
     /// (`u32::MAX`: none), reset after every plan.
     node_slot: Vec<u32>,
@@ -263,8 +264,6 @@ impl<'s> Simulation<'s> {
             .map(|spec| NodeState {
                 status: NodeStatus::Ready,
                 eligible: true,
-                used_cpu: 0,
-                used_memory: 0,
                 plugin_healthy: spec.csi_plugins.iter().map(|p| p.healthy).collect(),
                 allocs: Default::default(),
                 claimed_volumes: Default::default(),
@@ -315,7 +314,13 @@ impl<'s> Simulation<'s> {
         for (index, job) in scenario.jobs.iter().enumerate() {
             queue.schedule(job.submit_at, Event::JobSubmit(JobId::from_index(index)));
         }
-        let node_classes = scheduler::computed_classes(scenario);
+        let node_table = hot::NodeTable::new(
+            scenario
+                .nodes
+                .iter()
+                .zip(scheduler::computed_classes(scenario))
+                .map(|(n, class)| (n.cpu, n.memory, class)),
+        );
         Simulation {
             scenario,
             policy: options.policy,
@@ -339,8 +344,7 @@ impl<'s> Simulation<'s> {
             rejections: Vec::new(),
             awaiting_claim_gc: Default::default(),
             claim_gc_scheduled: false,
-            class_count: node_classes.iter().max().map_or(0, |&c| c as usize + 1),
-            node_classes,
+            class_count: node_table.class_count(),
             max_plans_blocked: Default::default(),
             unblock_failed_scheduled: false,
             blocked_classes: Default::default(),
@@ -357,9 +361,8 @@ impl<'s> Simulation<'s> {
             disconnects: Default::default(),
             drains: Default::default(),
             live: hot::LiveAllocs::new(scenario.jobs.iter().map(|j| j.groups.len())),
-            fitness: hot::FitnessCache::new(
-                scenario.nodes.iter().map(|n| (n.cpu, n.memory)).collect(),
-            ),
+            node_table,
+            free_terms: Default::default(),
             datacenters: hot::Datacenters::new(scenario.nodes.iter().map(|n| &n.datacenter)),
             node_slot: vec![u32::MAX; scenario.nodes.len()],
             plugin_marks: Default::default(),
@@ -570,7 +573,7 @@ impl<'s> Simulation<'s> {
     /// whose evaluation found the node's computed class ineligible (and did
     /// not escape its class).
     fn unblock_class(&mut self, node: NodeId) {
-        let class = self.node_classes[node.index()] as usize;
+        let class = self.node_table.class(node) as usize;
         let blocked = std::mem::take(&mut self.blocked);
         for job in blocked {
             let skip = self
@@ -594,6 +597,23 @@ impl<'s> Simulation<'s> {
         volumes
             .filter(|v| self.scenario.volumes[v.index()].plugin == plugin)
             .count()
+    }
+
+    /// Node status and eligibility change only here, so the node table's
+    /// schedulable mirror follows them.
+    fn set_node_status(&mut self, node: NodeId, status: NodeStatus) {
+        self.nodes[node.index()].status = status;
+        self.sync_schedulable(node);
+    }
+
+    fn set_node_eligible(&mut self, node: NodeId, eligible: bool) {
+        self.nodes[node.index()].eligible = eligible;
+        self.sync_schedulable(node);
+    }
+
+    fn sync_schedulable(&mut self, node: NodeId) {
+        let schedulable = self.nodes[node.index()].schedulable();
+        self.node_table.set_schedulable(node, schedulable);
     }
 
     fn node_name(&self, node: NodeId) -> &str {

@@ -43,18 +43,29 @@ pub fn pow10_unit(x: f64) -> f64 {
 /// Nomad's bin-packing fitness, normalised to [0, 1]: higher for fuller nodes.
 /// `used_*` include the allocation being placed.
 pub fn binpack_score(used_cpu: u64, cpu: u64, used_memory: u64, memory: u64) -> f64 {
-    let free_cpu = 1.0 - used_cpu as f64 / cpu as f64;
-    let free_memory = 1.0 - used_memory as f64 / memory as f64;
-    let total = pow10_unit(free_cpu.clamp(0.0, 1.0)) + pow10_unit(free_memory.clamp(0.0, 1.0));
-    (20.0 - total).clamp(0.0, 18.0) / 18.0
+    binpack_from_terms(free_term(used_cpu, cpu), free_term(used_memory, memory))
 }
 
 /// Nomad's `spread` algorithm fitness (an option of the cluster's scheduler config).
 pub fn spread_score(used_cpu: u64, cpu: u64, used_memory: u64, memory: u64) -> f64 {
-    let free_cpu = 1.0 - used_cpu as f64 / cpu as f64;
-    let free_memory = 1.0 - used_memory as f64 / memory as f64;
-    let total = pow10_unit(free_cpu.clamp(0.0, 1.0)) + pow10_unit(free_memory.clamp(0.0, 1.0));
-    (total - 2.0).clamp(0.0, 18.0) / 18.0
+    spread_from_terms(free_term(used_cpu, cpu), free_term(used_memory, memory))
+}
+
+/// `10^free` for one resource, `free` being the fraction left once `used`
+/// of `capacity` is taken (ScoreFitBinPack's per-resource term).
+pub fn free_term(used: u64, capacity: u64) -> f64 {
+    let free = 1.0 - used as f64 / capacity as f64;
+    pow10_unit(free.clamp(0.0, 1.0))
+}
+
+/// [`binpack_score`] from the CPU and memory terms ([`free_term`]).
+pub fn binpack_from_terms(cpu_term: f64, memory_term: f64) -> f64 {
+    (20.0 - (cpu_term + memory_term)).clamp(0.0, 18.0) / 18.0
+}
+
+/// [`spread_score`] from the CPU and memory terms ([`free_term`]).
+pub fn spread_from_terms(cpu_term: f64, memory_term: f64) -> f64 {
+    ((cpu_term + memory_term) - 2.0).clamp(0.0, 18.0) / 18.0
 }
 
 /// Job anti-affinity: with `collisions` allocations of the same job and group
@@ -90,10 +101,15 @@ pub const MAX_SKIP: usize = 3;
 
 /// The final score: the mean of the scores appended for a node.
 pub fn final_score(scores: &[f64]) -> f64 {
-    if scores.is_empty() {
-        return 0.0;
+    // Dividing by 1 or 2 is exact, as is multiplying by 0.5: the two short
+    // cases (most nodes: fitness alone, or with one penalty) skip a
+    // division and give the same bits.
+    match scores {
+        [] => 0.0,
+        [only] => *only,
+        [a, b] => (a + b) * 0.5,
+        _ => scores.iter().sum::<f64>() / scores.len() as f64,
     }
-    scores.iter().sum::<f64>() / scores.len() as f64
 }
 
 #[cfg(test)]

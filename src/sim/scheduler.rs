@@ -9,7 +9,7 @@ use super::claims::{write_claims_exhausted, write_schedulable};
 use super::feasibility::{
     FilterReason, PlacementFailure, constraint_holds_at, plan_aware_claim_check, top_reason,
 };
-use super::hot::GroupCounts;
+use super::hot::{self, GroupCounts, Proposed};
 use super::rank::{self, MAX_SKIP, SKIP_THRESHOLD};
 use super::reschedule::{RESCHEDULE_WINDOW, followup_windows, reschedule_eligible};
 use super::state::{AllocState, JobStatus};
@@ -22,6 +22,11 @@ use crate::model::scenario::{
     Capability, Constraint, ConstraintTarget, Scenario, SchedulerAlgorithm, VolumeSource,
 };
 use crate::model::time::Millis;
+
+/// How many nodes ahead of the one being scored the scoring loop asks for
+/// a node's record (`NodeTable::prefetch`): far enough for the load to
+/// arrive before it is needed, near enough that it is still cached then.
+const PREFETCH_AHEAD: usize = 4;
 
 /// What a worker hands to the plan applier.
 #[derive(Clone, Debug)]
@@ -82,8 +87,9 @@ pub(super) struct PlanContext {
     order: Vec<NodeId>,
     /// Where the next placement starts looking (Nomad's iterator offset).
     offset: usize,
-    /// CPU and memory the plan proposes on each node (indexed by node).
-    resources: Vec<(u64, u64)>,
+    /// CPU and memory the plan proposes, per node it proposes something
+    /// on (a sparse set: see `NodeTable::proposal_slot`).
+    proposals: Vec<Proposed>,
     /// Per group of the job (by group index), its allocations on each
     /// node (indexed by node): live ones, filled from the job's live
     /// allocations when the group is first scored, and the plan's. Empty
@@ -110,6 +116,9 @@ pub(super) struct PlanContext {
     freed: BTreeMap<NodeId, (u64, u64)>,
     /// The final score of the node the last placement chose.
     chosen_score: f64,
+    /// Scratch for `select_node`'s picks and skips (kept for their capacity).
+    taken: Vec<(NodeId, f64)>,
+    skipped: Vec<(NodeId, f64)>,
 }
 
 /// A volume request with its source resolved for one allocation index.
@@ -177,7 +186,9 @@ impl Simulation<'_> {
         let mut wants = self.reconcile(job, &mut plan.stops);
         // generic_sched.go computePlacements: destructive updates first (at
         // both tags), so their stops are discounted before other placements.
-        wants.sort_by_key(|w| !w.destructive);
+        if wants.iter().any(|w| w.destructive) {
+            wants.sort_by_key(|w| !w.destructive);
+        }
         if wants.is_empty() {
             // A complete evaluation with nothing to place has no placement
             // failures: Nomad's FSM untracks the job's blocked evaluation
@@ -311,7 +322,6 @@ impl Simulation<'_> {
     pub(super) fn plan_context(&self, job: JobId, order: Vec<NodeId>) -> PlanContext {
         PlanContext {
             order,
-            resources: vec![(0, 0); self.nodes.len()],
             job_classes: vec![None; self.class_count],
             group_classes: vec![
                 None;
@@ -563,12 +573,15 @@ impl Simulation<'_> {
         let datacenters = &self.scenario.jobs[job.index()].datacenters;
         // Datacenters compared once per evaluation, not once per node.
         let in_job_dc = self.datacenters.of_job(datacenters);
+        // Compact per-node arrays: listing 40,000 nodes reads 80 kB, not
+        // every node's state.
         let mut order: Vec<NodeId> = self
-            .nodes
+            .node_table
+            .schedulable()
             .iter()
             .zip(self.datacenters.of_node())
             .enumerate()
-            .filter(|(_, (state, dc))| state.schedulable() && in_job_dc[**dc as usize])
+            .filter(|(_, (schedulable, dc))| **schedulable && in_job_dc[**dc as usize])
             .map(|(i, _)| NodeId::from_index(i))
             .collect();
         self.shuffle_rng.shuffle(&mut order);
@@ -665,12 +678,32 @@ impl Simulation<'_> {
             .raised_limit
             .unwrap_or_else(|| rank::score_limit(total, batch));
         let mut filtered: BTreeMap<FilterReason, u32> = BTreeMap::new();
-        let mut taken: Vec<(NodeId, f64)> = Vec::with_capacity(limit);
-        let mut skipped: Vec<(NodeId, f64)> = Vec::new();
+        // The limit iterator's picks and skips, in visiting order, in
+        // buffers the evaluation reuses for every placement.
+        let mut taken = std::mem::take(&mut ctx.taken);
+        let mut skipped = std::mem::take(&mut ctx.skipped);
+        taken.clear();
+        skipped.clear();
         let mut visited = 0;
+        // Positions wrap by a comparison, not a division per node.
+        let mut at = ctx.offset;
+        let mut ahead = (ctx.offset + PREFETCH_AHEAD) % total;
         ctx.stop_iterating = false;
         while visited < total && taken.len() < limit && !ctx.stop_iterating {
-            let node = ctx.order[(ctx.offset + visited) % total];
+            let node = ctx.order[at];
+            let upcoming = ctx.order[ahead];
+            self.node_table.prefetch(upcoming);
+            if let Some(counts) = ctx.group_counts.get(group.group_index()) {
+                hot::prefetch(counts, upcoming.index());
+            }
+            at += 1;
+            if at == total {
+                at = 0;
+            }
+            ahead += 1;
+            if ahead == total {
+                ahead = 0;
+            }
             visited += 1;
             match self.score_node(ctx, node, group, volumes, penalty) {
                 Err(reason) => *filtered.entry(reason).or_default() += 1,
@@ -680,15 +713,17 @@ impl Simulation<'_> {
                 Ok(score) => taken.push((node, score)),
             }
         }
-        ctx.offset = (ctx.offset + visited) % total;
+        ctx.offset = at;
         let room = limit.saturating_sub(taken.len());
-        taken.extend(skipped.into_iter().take(room));
+        taken.extend(skipped.iter().take(room));
         let mut best: Option<(NodeId, f64)> = None;
-        for (node, score) in taken {
+        for &(node, score) in &taken {
             if best.is_none_or(|(_, top)| score > top) {
                 best = Some((node, score));
             }
         }
+        ctx.taken = taken;
+        ctx.skipped = skipped;
         ctx.chosen_score = best.map_or(0.0, |(_, score)| score);
         best.map(|(node, _)| node).ok_or(filtered)
     }
@@ -710,8 +745,7 @@ impl Simulation<'_> {
         let group_spec =
             &job_spec.groups_of(self.jobs[group.job.index()].version)[group.group_index()];
         let node_spec = &self.scenario.nodes[node.index()];
-        let node_state = &self.nodes[node.index()];
-        let class = self.node_classes[node.index()];
+        let class = self.node_table.class(node);
 
         let job_escaped = escapes(&job_spec.constraints);
         let classes = self.class_count;
@@ -783,18 +817,24 @@ impl Simulation<'_> {
                 ctx.group_counts[g.group_index()][node.index()]
             })?;
         }
-        let (plan_cpu, plan_memory) = ctx.resources[node.index()];
+        let (plan_cpu, plan_memory) = self
+            .node_table
+            .proposal_slot(node, &ctx.proposals)
+            .map_or((0, 0), |slot| {
+                (ctx.proposals[slot].cpu, ctx.proposals[slot].memory)
+            });
         let (freed_cpu, freed_memory) = if ctx.freed.is_empty() {
             (0, 0)
         } else {
             ctx.freed.get(&node).copied().unwrap_or_default()
         };
-        let used_cpu = (node_state.used_cpu + plan_cpu + group_spec.cpu).saturating_sub(freed_cpu);
+        let (live_cpu, live_memory) = self.node_table.used(node);
+        let used_cpu = (live_cpu + plan_cpu + group_spec.cpu).saturating_sub(freed_cpu);
         let used_memory =
-            (node_state.used_memory + plan_memory + group_spec.memory).saturating_sub(freed_memory);
-        // The node's capacity from the hot fitness entry (the spec's
-        // values): the spec itself is read only on a class-cache miss.
-        let (cpu, memory) = self.fitness.capacity(node);
+            (live_memory + plan_memory + group_spec.memory).saturating_sub(freed_memory);
+        // The node's capacity from its hot record (the spec's values): the
+        // spec itself is read only on a class-cache miss.
+        let (cpu, memory) = self.node_table.capacity(node);
         if used_cpu > cpu {
             return Err(FilterReason::CpuExhausted);
         }
@@ -805,11 +845,14 @@ impl Simulation<'_> {
         let mut scores = [0.0; 5];
         let mut appended = 0;
         let fitness = match self.scenario.cluster.scheduler_algorithm {
-            SchedulerAlgorithm::Binpack => rank::binpack_score,
-            SchedulerAlgorithm::Spread => rank::spread_score,
+            SchedulerAlgorithm::Binpack => rank::binpack_from_terms,
+            SchedulerAlgorithm::Spread => rank::spread_from_terms,
         };
-        scores[appended] = self.fitness.get(node, used_cpu, used_memory, || {
-            fitness(used_cpu, cpu, used_memory, memory)
+        scores[appended] = self.node_table.fitness(node, used_cpu, used_memory, || {
+            fitness(
+                self.free_terms.term(used_cpu, cpu),
+                self.free_terms.term(used_memory, memory),
+            )
         });
         appended += 1;
         let here = self.fill_group_counts(ctx, group)[node.index()];
@@ -842,6 +885,9 @@ impl Simulation<'_> {
         group: GroupRef,
         volumes: &[ResolvedVolume],
     ) -> Result<(), FilterReason> {
+        if volumes.is_empty() {
+            return Ok(());
+        }
         let missing: Vec<&str> = volumes
             .iter()
             .filter_map(|v| match v {
@@ -1005,9 +1051,8 @@ impl Simulation<'_> {
     ) {
         let spec = &self.scenario.jobs[group.job.index()]
             .groups_of(self.jobs[group.job.index()].version)[group.group_index()];
-        let entry = &mut ctx.resources[node.index()];
-        entry.0 += spec.cpu;
-        entry.1 += spec.memory;
+        self.node_table
+            .propose(node, &mut ctx.proposals, spec.cpu, spec.memory);
         self.fill_group_counts(ctx, group)[node.index()].proposed += 1;
         if let Some(prefs) = ctx.preferences.as_deref_mut() {
             self.note_proposed(prefs, node, group);

@@ -23,17 +23,22 @@ pub enum NodeStatus {
     Disconnected,
 }
 
+/// `repr(C)`, cache-line aligned, with what every placement and client
+/// step reads first (status, eligibility, disconnection, the allocation
+/// list), so that on a large cluster those cost one cache miss, not three.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct NodeState {
     pub status: NodeStatus,
     /// False once the node is drained: it keeps running nothing new.
     pub eligible: bool,
-    pub used_cpu: u64,
-    pub used_memory: u64,
-    /// Health of each node plugin, parallel to the spec's `csi_plugins`.
-    pub plugin_healthy: Vec<bool>,
+    /// When the client lost its servers (`node_disconnect`), while it has
+    /// not reached them again: it sends no heartbeats and no updates.
+    pub disconnected_at: Option<Millis>,
     /// Live allocations on this node.
     pub allocs: AllocSet,
+    /// Health of each node plugin, parallel to the spec's `csi_plugins`.
+    pub plugin_healthy: Vec<bool>,
     /// Server claims held on this node, per volume (Nomad's CSIVolumesByNodeID,
     /// which `max_volumes` is checked against).
     pub claimed_volumes: BTreeMap<VolumeId, u32>,
@@ -58,9 +63,6 @@ pub struct NodeState {
     pub plugin_present: Vec<bool>,
     /// Running plugin-job allocations providing each node plugin here.
     pub plugin_providers: Vec<u32>,
-    /// When the client lost its servers (`node_disconnect`), while it has
-    /// not reached them again: it sends no heartbeats and no updates.
-    pub disconnected_at: Option<Millis>,
 }
 
 /// Adds one reference to `key`.
@@ -343,6 +345,11 @@ impl Deployment {
 pub struct AllocSet(Vec<AllocId>);
 
 impl AllocSet {
+    /// Asks the CPU to load the end of the list, where an insert goes.
+    pub(super) fn prefetch_end(&self) {
+        super::hot::prefetch(&self.0, self.0.len().saturating_sub(1));
+    }
+
     /// Adds `id`; false if it was there.
     pub fn insert(&mut self, id: AllocId) -> bool {
         if self.0.last().is_none_or(|&last| last < id) {

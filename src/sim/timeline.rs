@@ -108,18 +108,17 @@ impl Simulation<'_> {
         match action {
             TimelineAction::NodeDown(node) => self.node_down(node),
             TimelineAction::NodeUp(node) => {
-                let state = &mut self.nodes[node.index()];
-                state.status = NodeStatus::Ready;
-                state.eligible = true;
+                self.set_node_status(node, NodeStatus::Ready);
+                self.set_node_eligible(node, true);
                 // A node brought back up heartbeats again.
-                state.disconnected_at = None;
+                self.set_disconnected_at(node, None);
                 self.record(|t| TraceRecord::new(t, TraceKind::NodeUp).node(node));
                 self.node_back_up(node);
                 self.unblock_class(node);
                 self.evaluate_system_jobs();
             }
             TimelineAction::NodeDrain(node) => {
-                self.nodes[node.index()].eligible = false;
+                self.set_node_eligible(node, false);
                 self.record(|t| TraceRecord::new(t, TraceKind::NodeDrain).node(node));
                 let live = self.live_allocs_on(node);
                 self.note_plugin_marks(&live, super::plugin_drain::PluginMark::Forced);
@@ -199,7 +198,7 @@ impl Simulation<'_> {
         if self.nodes[node.index()].status == NodeStatus::Down {
             return;
         }
-        self.nodes[node.index()].status = NodeStatus::Down;
+        self.set_node_status(node, NodeStatus::Down);
         self.nodes[node.index()].down_since = self.now();
         self.record(|t| TraceRecord::new(t, TraceKind::NodeDown).node(node));
         let live = self.live_allocs_on(node);
