@@ -2,7 +2,8 @@
 //! cluster, the C1M shapes end to end (and the SimPy peer's workload), the
 //! report's scenario, the sweep pipeline's parts (replaying an experiment's
 //! runs, their journal lines, the outputs rendered from them), and the
-//! scaling shapes of benches/scale/ (4,000 per job, 1,250 vs 40,000 nodes).
+//! scaling shapes of benches/scale/ (4,000 per job, 1,250 vs 40,000 nodes,
+//! 4,000,000 allocations).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -98,8 +99,9 @@ fn c1m(c: &mut Criterion) {
 
 /// The #16 scaling shapes (benches/scale/, not run by CI), naive only,
 /// throughput in placements so criterion reports the cost per placement:
-/// 250 jobs x 4,000 allocations against C1M's 1,000 x 1,000, and the
-/// same 100,000 placements on 1,250 and on 40,000 nodes.
+/// 250 jobs x 4,000 allocations against C1M's 1,000 x 1,000, the
+/// same 100,000 placements on 1,250 and on 40,000 nodes, and 1,000 jobs
+/// x 4,000 (4,000,000 allocations).
 fn scale(c: &mut Criterion) {
     let mut group = c.benchmark_group("scale");
     group.sample_size(10);
@@ -107,6 +109,7 @@ fn scale(c: &mut Criterion) {
         ("benches/scale/nodes-1250.yaml", 100_000),
         ("benches/scale/nodes-40000.yaml", 100_000),
         ("benches/scale/per-job-4000.yaml", 1_000_000),
+        ("benches/scale/c4m.yaml", 4_000_000),
     ] {
         let scenario = scenario(file);
         group.throughput(Throughput::Elements(allocations));

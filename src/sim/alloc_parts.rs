@@ -12,6 +12,7 @@ use crate::model::ids::{NodeId, VolumeId};
 use crate::model::scenario::{Capability, Scenario};
 use crate::model::time::Millis;
 
+use super::scheduler::Placement;
 use super::state::Alloc;
 
 /// A point in simulated time in 4 bytes. Every time a run reaches fits:
@@ -229,15 +230,37 @@ pub fn expected_allocations(scenario: &Scenario) -> usize {
         .saturating_add(scenario.initial_allocations.len())
 }
 
-impl Alloc {
-    /// The volumes it mounts, with the mode of each claim.
+/// The volumes in `claims`, none without.
+fn volumes_of(claims: &Option<Box<VolumeClaims>>) -> &[(VolumeId, ClaimMode)] {
+    claims.as_deref().map_or(&[], |c| &c.volumes)
+}
+
+/// The claim modes in `claims`, none without.
+fn claim_modes_of(claims: &Option<Box<VolumeClaims>>) -> &[Capability] {
+    claims.as_deref().map_or(&[], |c| &c.claim_modes)
+}
+
+impl Placement {
+    /// The volumes the placement mounts, with the mode of each claim.
     pub fn volumes(&self) -> &[(VolumeId, ClaimMode)] {
-        self.claims.as_deref().map_or(&[], |c| &c.volumes)
+        volumes_of(&self.claims)
     }
 
     /// The access and attachment mode each of `volumes()` is claimed in.
     pub fn claim_modes(&self) -> &[Capability] {
-        self.claims.as_deref().map_or(&[], |c| &c.claim_modes)
+        claim_modes_of(&self.claims)
+    }
+}
+
+impl Alloc {
+    /// The volumes it mounts, with the mode of each claim.
+    pub fn volumes(&self) -> &[(VolumeId, ClaimMode)] {
+        volumes_of(&self.claims)
+    }
+
+    /// The access and attachment mode each of `volumes()` is claimed in.
+    pub fn claim_modes(&self) -> &[Capability] {
+        claim_modes_of(&self.claims)
     }
 
     /// The client's claim progress; only an allocation with volumes claims.
@@ -322,5 +345,8 @@ mod tests {
             "{}",
             std::mem::size_of::<Alloc>()
         );
+        // 96 before: a one-job plan of MAX_ALLOCATIONS placements is held whole.
+        let placement = std::mem::size_of::<Placement>();
+        assert!(placement <= 56, "{placement}");
     }
 }

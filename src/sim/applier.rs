@@ -10,8 +10,7 @@ use super::feasibility::{FilterReason, plan_aware_claim_check};
 use super::hot;
 use super::scheduler::{Placement, Plan};
 use super::state::{
-    Alloc, AllocState, MaybeScore, MaybeSeq, MaybeStamp, RescheduleTracker, Stamp, VolumeClaims,
-    count_up,
+    Alloc, AllocState, MaybeScore, MaybeSeq, MaybeStamp, RescheduleTracker, Stamp, count_up,
 };
 use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
@@ -107,7 +106,7 @@ impl Simulation<'_> {
                 continue;
             }
             for placement in rest.by_ref().take(run) {
-                for &(volume, mode) in &placement.volumes {
+                for &(volume, mode) in placement.volumes() {
                     accepted_claims.entry(volume).or_default().add(mode);
                 }
                 self.commit_placement(placement);
@@ -140,12 +139,12 @@ impl Simulation<'_> {
         if self.policy.plan_aware_claims() {
             let mut mine: BTreeMap<VolumeId, ClaimCounts> = BTreeMap::new();
             for placement in placements {
-                for (i, &(volume, mode)) in placement.volumes.iter().enumerate() {
+                for (i, &(volume, mode)) in placement.volumes().iter().enumerate() {
                     let held = self.volumes[volume.index()]
                         .plan_aware_counts()
                         .plus(accepted_claims.get(&volume).copied().unwrap_or_default())
                         .plus(mine.get(&volume).copied().unwrap_or_default());
-                    let claim = placement.claim_modes[i];
+                    let claim = placement.claim_modes()[i];
                     let pinned = self.volumes[volume.index()].pinned_mode();
                     if pinned.is_some_and(|p| p != claim) {
                         return Err(FilterReason::CsiModeConflict(volume).describe(self.scenario));
@@ -174,7 +173,7 @@ impl Simulation<'_> {
         attached.extend(
             placements
                 .iter()
-                .flat_map(|p| p.volumes.iter().map(|&(v, _)| v)),
+                .flat_map(|p| p.volumes().iter().map(|&(v, _)| v)),
         );
         for plugin in spec.csi_plugins.iter().filter(|p| p.max_volumes > 0) {
             let count = self.count_of_plugin(attached.iter(), plugin.plugin);
@@ -234,7 +233,7 @@ impl Simulation<'_> {
         let node = &mut self.nodes[placement.node.index()];
         node.allocs.insert(id);
         self.live.insert(id, placement.group, placement.node);
-        for &(volume, _) in &placement.volumes {
+        for &(volume, _) in placement.volumes() {
             count_up(&mut node.alloc_volumes, volume);
         }
         for volume in self.counted_sources(placement.group) {
@@ -243,7 +242,7 @@ impl Simulation<'_> {
                 volume,
             );
         }
-        for (&(volume, mode), &claim) in placement.volumes.iter().zip(&placement.claim_modes) {
+        for (&(volume, mode), &claim) in placement.volumes().iter().zip(placement.claim_modes()) {
             let state = &mut self.volumes[volume.index()];
             state.reserved.insert(id, mode);
             state.reserved_counts.add(mode);
@@ -280,12 +279,13 @@ impl Simulation<'_> {
                 .detail(detail)
                 .seen(seen)
         });
+        self.mounts_placed += placement.volumes().len();
         self.allocs.push(Alloc {
             group: placement.group,
             index: placement.index,
             node: placement.node,
             state: AllocState::Pulling,
-            claims: VolumeClaims::boxed(placement.volumes, placement.claim_modes, 0),
+            claims: placement.claims,
             tracker,
             migrate: false,
             healthy_at: MaybeStamp::NONE,

@@ -62,6 +62,7 @@ impl Simulation<'_> {
                 AllocState::Pulling
             };
             let next_volume = if initial.running { volumes.len() } else { 0 };
+            self.mounts_placed += volumes.len();
             self.allocs.push(Alloc {
                 group,
                 index,

@@ -251,6 +251,9 @@ struct Simulation<'s> {
     datacenters: hot::Datacenters,
     /// Node plugin allocations a drain marked, and why (plugin_drain.rs).
     plugin_marks: plugin_drain::PluginMarks,
+    /// Volume mounts of every allocation made so far: with the
+    /// allocations, what MAX_PLACEMENTS_PER_RUN counts (stall.rs).
+    mounts_placed: usize,
 }
 
 impl<'s> Simulation<'s> {
@@ -366,6 +369,7 @@ impl<'s> Simulation<'s> {
             datacenters: hot::Datacenters::new(scenario.nodes.iter().map(|n| &n.datacenter)),
             node_slot: vec![u32::MAX; scenario.nodes.len()],
             plugin_marks: Default::default(),
+            mounts_placed: 0,
         }
     }
 
@@ -401,7 +405,7 @@ impl<'s> Simulation<'s> {
                 self.stopped_early = Some(self.describe_stall(event, at_instant - 1));
                 return;
             }
-            if self.allocs.len() > stall::MAX_PLACEMENTS_PER_RUN {
+            if self.allocs.len() + self.mounts_placed > stall::MAX_PLACEMENTS_PER_RUN {
                 self.stopped_early = Some(self.describe_churn());
                 return;
             }

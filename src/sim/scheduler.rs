@@ -49,9 +49,10 @@ pub struct Placement {
     pub group: GroupRef,
     pub index: u32,
     pub node: NodeId,
-    pub volumes: Vec<(VolumeId, ClaimMode)>,
-    /// The access and attachment mode each of `volumes` is claimed in.
-    pub claim_modes: Vec<Capability>,
+    /// The volumes it mounts and their claim modes, if any: moved into the
+    /// allocation (`volumes()`, `claim_modes()`; 8 bytes without volumes,
+    /// as a plan can hold millions of placements).
+    pub claims: Option<Box<super::state::VolumeClaims>>,
     /// The allocation this one replaces (failed, lost, stopped or migrating).
     pub previous: Option<AllocId>,
     /// It replaces a failed allocation under the reschedule policy.
@@ -259,8 +260,7 @@ impl Simulation<'_> {
                         group: want.group,
                         index: want.index,
                         node,
-                        volumes,
-                        claim_modes,
+                        claims: super::state::VolumeClaims::boxed(volumes, claim_modes, 0),
                         previous: want.previous,
                         reschedule: want.reschedule,
                         version: self.jobs[job.index()].version,

@@ -54,7 +54,7 @@ impl Simulation<'_> {
                         planned
                             .iter()
                             .filter_map(|p| {
-                                let (_, mode) = p.volumes.iter().find(|(v, _)| *v == volume)?;
+                                let (_, mode) = p.volumes().iter().find(|(v, _)| *v == volume)?;
                                 Some((p.group, p.index, *mode))
                             })
                             .take(SEEN_HOLDERS)

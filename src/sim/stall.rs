@@ -15,12 +15,16 @@ use crate::model::time::Millis;
 /// and well within 1 GiB.
 pub const MAX_EVENTS_PER_INSTANT: u64 = 1_000_000;
 
-/// Most allocations one run may place (MAX_PLACEMENTS_PER_RUN). A finished
-/// allocation keeps a fixed-size record (about 160 bytes), so this bounds
+/// Most allocations one run may place, each volume mount counting as one
+/// more, as in the loader's MAX_ALLOCATIONS budget (MAX_PLACEMENTS_PER_RUN).
+/// A failed allocation keeps its 64-byte record, its reschedule tracker
+/// (about 80 bytes) and 4 bytes of index, about 150 bytes; one with a
+/// volume keeps its claims too (about 150 more: two units). So this bounds
 /// what replacements that never stop (a reschedule churn over a long
-/// horizon) can cost: about 320 MB. The largest accepted scenario places
-/// MAX_ALLOCATIONS (1,000,000) once.
-pub const MAX_PLACEMENTS_PER_RUN: usize = 2_000_000;
+/// horizon) can cost: 5,000,000 x 150 bytes, about 750 MB. The largest
+/// accepted scenario places MAX_ALLOCATIONS (4,000,000) units once, which
+/// leaves a million for its replacements.
+pub const MAX_PLACEMENTS_PER_RUN: usize = 5_000_000;
 
 /// Most trace rows one run keeps in memory (MAX_TRACE_ROWS, with
 /// `--trace`): a run whose trace would be longer stops (exit 2) rather than
@@ -114,8 +118,9 @@ impl Simulation<'_> {
             .max_by_key(|&(job, placed)| (placed, std::cmp::Reverse(job)))
             .unwrap_or((JobId::from_index(0), 0));
         format!(
-            "stopped after placing {} allocations at {}s of {}s (MAX_PLACEMENTS_PER_RUN): job \"{}\" alone placed {placed}, its allocations are replaced over and over; lengthen its reschedule delay, limit its attempts, or shorten the horizon",
+            "stopped after placing {} allocations with {} volume mounts at {}s of {}s (MAX_PLACEMENTS_PER_RUN, which counts both): job \"{}\" alone placed {placed}, its allocations are replaced over and over; lengthen its reschedule delay, limit its attempts, or shorten the horizon",
             self.allocs.len(),
+            self.mounts_placed,
             self.now(),
             self.scenario.horizon,
             self.scenario.jobs[job.index()].name

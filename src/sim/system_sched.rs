@@ -99,8 +99,7 @@ impl Simulation<'_> {
                         group,
                         index: SYSTEM_ALLOC_INDEX,
                         node,
-                        volumes,
-                        claim_modes,
+                        claims: super::state::VolumeClaims::boxed(volumes, claim_modes, 0),
                         previous,
                         reschedule: false,
                         // System jobs are not updated by deployments here:
