@@ -6,12 +6,13 @@
 //! peaks of one run (#16, 64-byte allocation records): C1M (1,000,000
 //! allocations on 5,000 nodes) 147 MB, 132 bytes per allocation over a
 //! fixed 15 MB; 4,000,000 allocations on 5,000 nodes 538 MB; on 100,000
-//! nodes 596 MB; in one job of 4,000,000 (a plan holds every placement)
-//! on 100,000 nodes 718 MB, the largest accepted shape without volumes
-//! (about 170 bytes per allocation). An allocation with one volume costs
-//! 365 bytes (1,000,000 of C1M's CSI shape: 380 MB), so MAX_ALLOCATIONS
-//! counts an allocation once and once more per volume it mounts: 4,000,000
-//! such units stay within about 850 MB whatever the mix.
+//! nodes 600 MB; in one job of 4,000,000 (a plan holds every placement)
+//! on 100,000 nodes 778 MB, the largest accepted shape without volumes
+//! (about 190 bytes per allocation). An allocation with one volume costs
+//! about 360 bytes (1,000,000 of C1M's CSI shape: 376 MB; 2,000,000:
+//! 683 MB), so MAX_ALLOCATIONS counts an allocation once and once more per
+//! volume it mounts: 4,000,000 such units stay within about 850 MB
+//! whatever the mix.
 
 use crate::model::time::Millis;
 

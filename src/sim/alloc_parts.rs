@@ -109,12 +109,6 @@ impl MaybeSeq {
     }
 }
 
-impl From<Option<u32>> for MaybeSeq {
-    fn from(seq: Option<u32>) -> Self {
-        seq.map_or(Self::NONE, Self::some)
-    }
-}
-
 impl std::fmt::Debug for MaybeSeq {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.get().fmt(f)
@@ -318,7 +312,7 @@ mod tests {
         assert_eq!(m.take(), Some(Millis(7)));
         assert!(m.is_none());
         assert_eq!(format!("{m:?}"), "None");
-        assert_eq!(MaybeSeq::from(Some(3)).get(), Some(3));
+        assert_eq!(MaybeSeq::some(3).get(), Some(3));
         assert_eq!(MaybeSeq::NONE.get(), None);
     }
 
