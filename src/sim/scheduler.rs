@@ -682,7 +682,10 @@ impl Simulation<'_> {
             .raised_limit
             .unwrap_or_else(|| rank::score_limit(total, batch));
         self.prepare_volume_verdicts(ctx, group, volumes);
-        let mut filtered: BTreeMap<FilterReason, u32> = BTreeMap::new();
+        // Filter reasons counted in a short list (a handful of distinct
+        // reasons, each met many times on a full cluster); the ordered map
+        // is built only if the placement fails.
+        let mut filtered: Vec<(FilterReason, u32)> = Vec::new();
         // The limit iterator's picks and skips, in visiting order, in
         // buffers the evaluation reuses for every placement.
         let mut taken = std::mem::take(&mut ctx.taken);
@@ -716,7 +719,10 @@ impl Simulation<'_> {
             }
             visited += 1;
             match self.score_node(ctx, node, group, volumes, penalty) {
-                Err(reason) => *filtered.entry(reason).or_default() += 1,
+                Err(reason) => match filtered.iter_mut().find(|(seen, _)| *seen == reason) {
+                    Some((_, count)) => *count += 1,
+                    None => filtered.push((reason, 1)),
+                },
                 Ok(score) if score <= SKIP_THRESHOLD && skipped.len() < MAX_SKIP => {
                     skipped.push((node, score));
                 }
@@ -735,7 +741,8 @@ impl Simulation<'_> {
         ctx.taken = taken;
         ctx.skipped = skipped;
         ctx.chosen_score = best.map_or(0.0, |(_, score)| score);
-        best.map(|(node, _)| node).ok_or(filtered)
+        best.map(|(node, _)| node)
+            .ok_or_else(|| filtered.into_iter().collect())
     }
 
     /// Feasibility of one node, then its score. The checks run as Nomad's
