@@ -278,26 +278,36 @@ impl NodeTable {
 /// collision costs a recomputation and never a different value.
 pub(super) struct FreeTermMemo {
     entries: Vec<Cell<(u64, u64, f64)>>,
+    /// log2 of `entries.len()`.
+    bits: u32,
 }
 
-/// Entries in [`FreeTermMemo`] (96 KiB: it stays in the core's cache).
-const MEMO_ENTRIES: usize = 4096;
+/// Most entries in [`FreeTermMemo`] (96 KiB: it stays in the core's cache).
+const MEMO_MAX_BITS: u32 = 12;
 
-impl Default for FreeTermMemo {
-    fn default() -> Self {
+impl FreeTermMemo {
+    /// A memo sized to the cluster: 4 entries a node, 16 to 4,096 in all,
+    /// so that a run of a small scenario (a sweep runs thousands) does not
+    /// pay for a large table.
+    pub(super) fn for_nodes(nodes: usize) -> Self {
+        let bits = (nodes
+            .saturating_mul(4)
+            .max(16)
+            .next_power_of_two()
+            .trailing_zeros())
+        .min(MEMO_MAX_BITS);
         FreeTermMemo {
             // Capacity 0 is never looked up (a node has some CPU and
             // memory), so (0, 0) marks an empty entry.
-            entries: vec![Cell::new((0, 0, 0.0)); MEMO_ENTRIES],
+            entries: vec![Cell::new((0, 0, 0.0)); 1 << bits],
+            bits,
         }
     }
-}
 
-impl FreeTermMemo {
     pub(super) fn term(&self, used: u64, capacity: u64) -> f64 {
-        // Fibonacci hashing of both inputs to the table's 12 bits.
+        // Fibonacci hashing of both inputs to the table's bits.
         let mixed = (used ^ capacity.rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let cell = &self.entries[(mixed >> 52) as usize];
+        let cell = &self.entries[(mixed >> (64 - self.bits)) as usize];
         let (u, c, value) = cell.get();
         if u == used && c == capacity && capacity != 0 {
             return value;
@@ -422,7 +432,9 @@ mod tests {
 
     #[test]
     fn the_free_term_memo_gives_the_function_s_bits() {
-        let memo = FreeTermMemo::default();
+        let memo = FreeTermMemo::for_nodes(3);
+        assert_eq!(memo.entries.len(), 16);
+        assert_eq!(FreeTermMemo::for_nodes(100_000).entries.len(), 4096);
         for round in 0..2 {
             for used in (0..=10_000).step_by(37) {
                 for capacity in [1, 3_000, 10_000, 123_457] {

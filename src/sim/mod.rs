@@ -365,7 +365,7 @@ impl<'s> Simulation<'s> {
             drains: Default::default(),
             live: hot::LiveAllocs::new(scenario.jobs.iter().map(|j| j.groups.len())),
             node_table,
-            free_terms: Default::default(),
+            free_terms: hot::FreeTermMemo::for_nodes(scenario.nodes.len()),
             datacenters: hot::Datacenters::new(scenario.nodes.iter().map(|n| &n.datacenter)),
             node_slot: vec![u32::MAX; scenario.nodes.len()],
             plugin_marks: Default::default(),

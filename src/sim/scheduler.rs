@@ -980,16 +980,15 @@ impl Simulation<'_> {
         group: GroupRef,
         volumes: &[ResolvedVolume],
     ) {
-        let verdicts = volumes
-            .iter()
-            .map(|v| match v {
-                ResolvedVolume::Found(id, mode, claim) => {
-                    self.volume_verdict(ctx, group, *id, *mode, *claim)
-                }
-                // Never asked for: a missing volume fails every node first.
-                ResolvedVolume::Missing(_) => Ok(()),
-            })
-            .collect();
+        let mut verdicts = std::mem::take(&mut ctx.volume_verdicts);
+        verdicts.clear();
+        verdicts.extend(volumes.iter().map(|v| match v {
+            ResolvedVolume::Found(id, mode, claim) => {
+                self.volume_verdict(ctx, group, *id, *mode, *claim)
+            }
+            // Never asked for: a missing volume fails every node first.
+            ResolvedVolume::Missing(_) => Ok(()),
+        }));
         ctx.volume_verdicts = verdicts;
     }
 
