@@ -471,14 +471,7 @@ impl Simulation<'_> {
             let missing =
                 (update.canary as usize - placed).min((count as usize).saturating_sub(placing));
             for index in next_canaries(missing, count, &current, outdated, latest) {
-                wants.push(Want {
-                    group,
-                    index,
-                    previous: None,
-                    reschedule: false,
-                    destructive: false,
-                    canary: true,
-                });
+                wants.push(Want::canary(group, index));
             }
             if let Some(d) = self.jobs[job.index()].deployment.as_mut() {
                 d.desired_canaries[g] = update.canary;

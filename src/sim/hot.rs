@@ -128,18 +128,17 @@ impl NodeTable {
         let nodes: Vec<HotNode> = nodes
             .map(|(cpu, memory, class, limited)| {
                 limits_attachments.push(limited);
-                (cpu, memory, class)
-            })
-            .map(|(cpu, memory, class)| HotNode {
-                used_cpu: 0,
-                used_memory: 0,
-                cpu,
-                memory,
-                fit_cpu: Cell::new(0),
-                fit_memory: Cell::new(0),
-                fit_score: Cell::new(f64::NAN),
-                class,
-                proposal: Cell::new(u32::MAX),
+                HotNode {
+                    used_cpu: 0,
+                    used_memory: 0,
+                    cpu,
+                    memory,
+                    fit_cpu: Cell::new(0),
+                    fit_memory: Cell::new(0),
+                    fit_score: Cell::new(f64::NAN),
+                    class,
+                    proposal: Cell::new(u32::MAX),
+                }
             })
             .collect();
         let schedulable = vec![true; nodes.len()];

@@ -80,6 +80,52 @@ pub(super) struct Want {
     pub(super) canary: bool,
 }
 
+impl Want {
+    /// A slot with no allocation: a fresh placement.
+    pub(super) fn fresh(group: GroupRef, index: u32) -> Self {
+        Want {
+            group,
+            index,
+            previous: None,
+            reschedule: false,
+            destructive: false,
+            canary: false,
+        }
+    }
+
+    /// Replaces `previous` (stopped, lost, finished or migrating).
+    pub(super) fn replacing(group: GroupRef, index: u32, previous: AllocId) -> Self {
+        Want {
+            previous: Some(previous),
+            ..Want::fresh(group, index)
+        }
+    }
+
+    /// Replaces the failed (or unknown) `previous` under the reschedule policy.
+    pub(super) fn rescheduling(group: GroupRef, index: u32, previous: AllocId) -> Self {
+        Want {
+            reschedule: true,
+            ..Want::replacing(group, index, previous)
+        }
+    }
+
+    /// Replaces `previous` with the job's new version (a destructive update).
+    pub(super) fn updating(group: GroupRef, index: u32, previous: AllocId) -> Self {
+        Want {
+            destructive: true,
+            ..Want::replacing(group, index, previous)
+        }
+    }
+
+    /// A canary of the new version, placed beside the slot's allocation.
+    pub(super) fn canary(group: GroupRef, index: u32) -> Self {
+        Want {
+            canary: true,
+            ..Want::fresh(group, index)
+        }
+    }
+}
+
 /// What the plan under construction already proposes, on top of the snapshot.
 #[derive(Default)]
 pub(super) struct PlanContext {
@@ -420,14 +466,7 @@ impl Simulation<'_> {
             let mut failed_untainted = Vec::new();
             for index in 0..count {
                 let Some(&id) = latest.get(&index) else {
-                    wants.push(Want {
-                        group,
-                        index,
-                        previous: None,
-                        reschedule: false,
-                        destructive: false,
-                        canary: false,
-                    });
+                    wants.push(Want::fresh(group, index));
                     continue;
                 };
                 let alloc = &self.allocs[id.index()];
@@ -438,14 +477,7 @@ impl Simulation<'_> {
                     | AllocState::Running => {
                         if alloc.migrate {
                             stops.push(id);
-                            wants.push(Want {
-                                group,
-                                index,
-                                previous: Some(id),
-                                reschedule: false,
-                                destructive: false,
-                                canary: false,
-                            });
+                            wants.push(Want::replacing(group, index, id));
                         } else if alloc.version != version {
                             if spec.updates_in_place(alloc.version, version) {
                                 // An in-place update: the allocation runs
@@ -462,14 +494,7 @@ impl Simulation<'_> {
                     // A service should run until stopped: one that exits is
                     // replaced, like a lost or stopped allocation.
                     AllocState::Complete | AllocState::Lost | AllocState::Stopped => {
-                        wants.push(Want {
-                            group,
-                            index,
-                            previous: Some(id),
-                            reschedule: false,
-                            destructive: false,
-                            canary: false,
-                        });
+                        wants.push(Want::replacing(group, index, id));
                     }
                     // reconciler updateByReschedulable: now if due within
                     // 1s or this is the follow-up evaluation made for it;
@@ -496,14 +521,7 @@ impl Simulation<'_> {
                             continue;
                         };
                         if now_due {
-                            wants.push(Want {
-                                group,
-                                index,
-                                previous: Some(id),
-                                reschedule: true,
-                                destructive: false,
-                                canary: false,
-                            });
+                            wants.push(Want::rescheduling(group, index, id));
                         } else if alloc.followup_at().is_none() {
                             followups.push((id, due));
                         }
@@ -533,14 +551,7 @@ impl Simulation<'_> {
             };
             for (index, id) in outdated.into_iter().take(budget) {
                 stops.push(id);
-                wants.push(Want {
-                    group,
-                    index,
-                    previous: Some(id),
-                    reschedule: false,
-                    destructive: true,
-                    canary: false,
-                });
+                wants.push(Want::updating(group, index, id));
             }
             self.join_in_place(group);
             // A lost allocation its client stops itself holds back the
