@@ -55,15 +55,21 @@ struct RowFormat {
     jobs: Vec<Box<[u8]>>,
     /// Per job, per group.
     groups: Vec<Vec<Box<[u8]>>>,
-    /// Per job, per group: the allocation cell up to its index, and what
-    /// follows the index. `<job>.<group>[<index>]` never reads as a number,
-    /// so its guard and quoting depend only on the part before the index
-    /// (digits and `]` are never quoted): `<open><index><close>` is the cell.
-    allocs: Vec<Vec<(Box<[u8]>, &'static [u8])>>,
+    /// Per job, per group.
+    allocs: Vec<Vec<AllocCell>>,
     nodes: Vec<Box<[u8]>>,
     volumes: Vec<Box<[u8]>>,
     /// Job and group names as written, for an allocation named the long way.
     names: Vec<(String, Vec<String>)>,
+}
+
+/// A group's allocation cell around the index: `<open><index><close>`.
+/// `<job>.<group>[<index>]` never reads as a number, so its guard and
+/// quoting depend only on the part before the index (digits and `]` are
+/// never quoted).
+struct AllocCell {
+    open: Box<[u8]>,
+    close: &'static [u8],
 }
 
 fn cell_bytes(text: &str) -> Box<[u8]> {
@@ -89,11 +95,15 @@ impl RowFormat {
                         // The open part ends with `[`, or with the closing
                         // quote when the cell is quoted: that quote goes
                         // after the index.
-                        if open.last() == Some(&b'"') {
+                        let close: &[u8] = if open.last() == Some(&b'"') {
                             open.pop();
-                            (open.into_boxed_slice(), &b"]\""[..])
+                            b"]\""
                         } else {
-                            (open.into_boxed_slice(), &b"]"[..])
+                            b"]"
+                        };
+                        AllocCell {
+                            open: open.into_boxed_slice(),
+                            close,
                         }
                     })
                     .collect()
@@ -154,10 +164,10 @@ impl RowFormat {
         out.push(b',');
         match (record.alloc_index, record.group) {
             (Some(index), Some(group)) if record.job == Some(group.job) => {
-                let (open, close) = &self.allocs[group.job.index()][group.group_index()];
-                out.extend_from_slice(open);
+                let cell = &self.allocs[group.job.index()][group.group_index()];
+                out.extend_from_slice(&cell.open);
                 push_u64(out, u64::from(index));
-                out.extend_from_slice(close);
+                out.extend_from_slice(cell.close);
             }
             // A record naming another job than its group's (none does
             // today) is named the long way.
@@ -529,21 +539,24 @@ mod oracle {
         TraceKind::Running,
     ];
 
+    /// Raw picks for a record: time, kind, job, (job, group), index, node,
+    /// volume, detail.
+    type Pick = (
+        u64,
+        usize,
+        Option<usize>,
+        Option<(usize, usize)>,
+        Option<u32>,
+        Option<usize>,
+        Option<usize>,
+        String,
+    );
+
     /// A record from raw picks: ids wrap into the scenario's ranges; the
     /// job may differ from the group's (the formatter's long way).
-    #[allow(clippy::type_complexity)]
     fn record(
         scenario: &Scenario,
-        (time, kind, job, group, index, node, volume, detail): (
-            u64,
-            usize,
-            Option<usize>,
-            Option<(usize, usize)>,
-            Option<u32>,
-            Option<usize>,
-            Option<usize>,
-            String,
-        ),
+        (time, kind, job, group, index, node, volume, detail): Pick,
     ) -> TraceRecord {
         let mut record = TraceRecord::new(Millis(time), KINDS[kind % KINDS.len()]);
         record.group = group.map(|(j, g)| {
