@@ -254,8 +254,8 @@ impl Writer {
                 RowFormat::push_header(&mut out);
                 let mut unsynced = 0u64;
                 for mut batch in full {
-                    for record in batch.drain(..) {
-                        format.push_row(&mut out, &record);
+                    for record in &batch {
+                        format.push_row(&mut out, record);
                         if out.len() >= WRITE_CHUNK_BYTES {
                             file.write_all(&out)?;
                             unsynced += out.len() as u64;
@@ -266,6 +266,7 @@ impl Writer {
                             }
                         }
                     }
+                    batch.clear();
                     // The run may be over already: then the batch just goes.
                     let _ = give_back.send(batch);
                 }
