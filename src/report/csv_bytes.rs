@@ -1,8 +1,9 @@
 //! CSV bytes without a `String` per cell, for the outputs written once per
-//! run (the sweep journal, runs.csv): numbers are pushed digit by digit, and
-//! names go through the csv crate once per distinct cell. The bytes are the
-//! ones the csv crate writes for the same cells (tested below), so the
-//! outputs did not change when they moved here.
+//! run (the sweep journal, runs.csv) and per trace row: numbers are pushed
+//! digit by digit, and text cells are quoted here by the csv crate's rule.
+//! The bytes are the ones the csv crate writes for the same cells (tested
+//! below against the crate itself), so the outputs did not change when they
+//! moved here.
 
 use crate::model::metrics::{Metric, MetricValue, Metrics};
 use crate::model::time::Millis;
@@ -59,23 +60,44 @@ pub fn push_metrics(out: &mut Vec<u8>, metrics: &Metrics) {
     }
 }
 
-/// One cell as the csv crate writes it inside a record (quoted when it
-/// holds a comma, quote or line break), after the formula guard. An empty
-/// cell is empty: only a record of one empty cell is written `""`.
-pub fn cell(text: &str) -> Vec<u8> {
-    let guarded = crate::names::csv_cell(text);
-    if guarded.is_empty() {
-        return Vec::new();
-    }
-    let mut writer = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(Vec::new());
-    writer
-        .write_record([guarded.as_ref()])
-        .expect("writing to memory");
-    let mut bytes = writer.into_inner().expect("flushing to memory");
-    bytes.pop(); // the record's terminator
+/// Whether the csv crate (`QuoteStyle::Necessary`, terminator `\n`) quotes
+/// a cell: it holds the delimiter, the quote or a line break (`\r` too,
+/// which readers take for one).
+fn needs_quotes(bytes: &[u8]) -> bool {
     bytes
+        .iter()
+        .any(|&b| matches!(b, b',' | b'"' | b'\n' | b'\r'))
+}
+
+/// Appends `bytes` as one cell inside a record, as the csv crate writes it:
+/// quoted when [`needs_quotes`] says so, each quote inside doubled. An empty
+/// cell stays empty (the crate writes `""` only for a record of one empty
+/// cell, which no output here has).
+pub fn push_quoted(out: &mut Vec<u8>, bytes: &[u8]) {
+    if !needs_quotes(bytes) {
+        out.extend_from_slice(bytes);
+        return;
+    }
+    out.push(b'"');
+    for &b in bytes {
+        if b == b'"' {
+            out.push(b'"');
+        }
+        out.push(b);
+    }
+    out.push(b'"');
+}
+
+/// Appends one text cell: the formula guard, then [`push_quoted`].
+pub fn push_cell(out: &mut Vec<u8>, text: &str) {
+    push_quoted(out, crate::names::csv_cell(text).as_bytes());
+}
+
+/// One cell as [`push_cell`] writes it.
+pub fn cell(text: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    push_cell(&mut out, text);
+    out
 }
 
 /// Cells joined by commas, each as [`cell`] writes it.
@@ -159,6 +181,25 @@ mod tests {
         // An empty cell inside a record is empty.
         assert_eq!(cells(["a", "", "b"]), csv_crate(&["a", "", "b"]));
         assert_eq!(cells(["", "b"]), b",b");
+    }
+
+    proptest::proptest! {
+        /// Any cells, tricky bytes over-represented: line breaks, quotes,
+        /// commas, formula starts, numbers, unicode, empty cells.
+        #[test]
+        fn any_cells_are_the_csv_crates_bytes(
+            texts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[a-z,\"\r\n=+@\t'. 0-9eé€-]{0,8}",
+                    "[-+=@]?(inf|nan|[0-9]{1,3}(\\.[0-9])?(e[0-9])?)",
+                    proptest::prelude::any::<String>(),
+                ],
+                2..6,
+            )
+        ) {
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            proptest::prop_assert_eq!(cells(texts.iter().copied()), csv_crate(&texts));
+        }
     }
 
     #[test]
