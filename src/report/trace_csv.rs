@@ -38,8 +38,10 @@ const BATCH_ROWS: usize = 4096;
 /// bound of the channel between a run and its writer. A run producing rows
 /// faster than they are written waits here, so a trace holds at most this
 /// many batches plus the one being filled and the one being written, about
-/// 3 MB, however long the run.
-const TRACE_BATCHES_QUEUED: usize = 4;
+/// 8 MB, however long the run. Sixteen hold what C1M produces in the 15-35 ms
+/// the writer waits for a periodic sync (with four the run waited at ~20
+/// of them).
+const TRACE_BATCHES_QUEUED: usize = 16;
 
 /// Bytes the writer gathers before each write to the file.
 const WRITE_CHUNK_BYTES: usize = 1 << 20;
