@@ -27,7 +27,7 @@ pub struct SweepOutputs {
 /// runs.csv (see [`runs_csv`]: the one output that grows with the runs, so
 /// that a caller can render and write it beside these).
 pub fn render_summaries(experiment: &Experiment, runs: &[Metrics]) -> Result<SweepOutputs, String> {
-    let table = RunTable { experiment, runs };
+    let table = RunTable::new(experiment, runs);
     let aggregates = aggregate::aggregate(&table);
     let paired = aggregate::paired(&table);
     let mut files = vec![
