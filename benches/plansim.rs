@@ -172,8 +172,12 @@ fn sweep_pipeline(c: &mut Criterion) {
             shard: "1/1".into(),
         };
         b.iter(|| {
-            let outputs = sweep::render_all(&experiment, &runs).unwrap();
-            black_box((outputs, journal::render_sorted(&header, &runs)))
+            let outputs = sweep::render_summaries(&experiment, &runs).unwrap();
+            black_box((
+                outputs,
+                sweep::runs_csv(&experiment, &runs),
+                journal::render_sorted(&header, &runs),
+            ))
         })
     });
     group.finish();

@@ -8,12 +8,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 use crate::experiment::grid::{Shard, coord};
 use crate::experiment::spec::{self, Experiment};
 use crate::model::metrics::Metrics;
-use crate::report::atomic::write_atomic;
+use crate::report::atomic::{self, AtomicFile, commit_all, write_all_atomic};
 use crate::report::journal::{self, Header};
 use crate::report::outdir::{self, OutDir};
 use crate::report::sweep;
@@ -29,8 +29,37 @@ pub struct Sweep {
     header: Header,
     out_dir: OutDir,
     journal: Option<journal::Writer>,
-    done: Vec<Option<Metrics>>,
+    /// The runs the journal already held when the sweep was prepared.
+    resumed: BTreeMap<usize, Metrics>,
+    /// The runs this sweep does, ascending.
     todo: Vec<usize>,
+    /// What became of them, once run.
+    fresh: Fresh,
+    /// The journal of a whole sweep that ran to the end, still to be
+    /// flushed to disk: `render` does it while it renders (or, if it is
+    /// never called, dropping the sweep).
+    unsynced: Option<journal::Writer>,
+}
+
+/// The runs a sweep did: `metrics[p]` is run `todo[p]`'s, unless `p` is
+/// in `unfinished` (ascending: stopped before it started, or stopped early).
+#[derive(Default)]
+struct Fresh {
+    metrics: Vec<Metrics>,
+    unfinished: Vec<usize>,
+}
+
+impl Fresh {
+    fn finished(&self) -> usize {
+        self.metrics.len() - self.unfinished.len()
+    }
+
+    /// The result of the run at position `p` of the runs to do.
+    fn get(&self, p: usize) -> Option<&Metrics> {
+        self.metrics
+            .get(p)
+            .filter(|_| self.unfinished.binary_search(&p).is_err())
+    }
 }
 
 /// What a finished sweep wrote.
@@ -66,11 +95,8 @@ impl Sweep {
         let header = header_for(&experiment, shard);
         let (resumed, writer) = match journal::read(&journal_path)? {
             None => {
-                write_inputs(out, &experiment, &file_name_of(experiment_path))?;
-                (
-                    BTreeMap::new(),
-                    journal::Writer::create(&journal_path, &header)?,
-                )
+                let writer = start_journal(out, &experiment, experiment_path, &header)?;
+                (BTreeMap::new(), writer)
             }
             Some(_) if !resume => {
                 return Err(format!(
@@ -91,9 +117,8 @@ impl Sweep {
                 (contents.runs, writer)
             }
         };
-        let done = by_index(experiment.runs(), resumed);
         let todo: Vec<usize> = (0..experiment.runs())
-            .filter(|&r| shard.owns(r) && done[r].is_none())
+            .filter(|&r| shard.owns(r) && !resumed.contains_key(&r))
             .collect();
         Ok(Sweep {
             experiment,
@@ -101,8 +126,10 @@ impl Sweep {
             header,
             out_dir,
             journal: Some(writer),
-            done,
+            resumed,
             todo,
+            fresh: Fresh::default(),
+            unsynced: None,
         })
     }
 
@@ -116,7 +143,7 @@ impl Sweep {
 
     /// Runs still to do in this shard.
     pub fn to_run(&self) -> usize {
-        self.todo.len()
+        self.todo.len() - self.fresh.finished()
     }
 
     /// Runs this shard owns.
@@ -128,13 +155,15 @@ impl Sweep {
 
     /// Runs recorded in the journal so far.
     pub fn recorded(&self) -> usize {
-        self.done.iter().filter(|m| m.is_some()).count()
+        self.resumed.len() + self.fresh.finished()
     }
 
     /// Runs every run still to do on `pool`, journaling each; stops
     /// starting runs once `stop` is set. `progress(n)` is told of every
     /// `n` runs recorded. Returns how many runs finished this time. The
-    /// journal is closed afterwards: a sweep runs once.
+    /// journal is closed afterwards (a sweep runs once), and flushed to disk
+    /// unless the sweep is whole and complete: then `render` flushes it
+    /// while it renders.
     pub fn run(
         &mut self,
         pool: &rayon::ThreadPool,
@@ -145,24 +174,56 @@ impl Sweep {
             .journal
             .take()
             .ok_or_else(|| "this sweep already ran".to_string())?;
-        let todo = std::mem::take(&mut self.todo);
-        run_all(
-            &self.experiment,
-            &todo,
-            pool,
-            writer,
-            &mut self.done,
-            stop,
-            progress,
-        )
+        let ran = run_all(&self.experiment, &self.todo, pool, writer, stop, progress);
+        self.fresh = ran.fresh;
+        let writer = ran.journal?;
+        let complete = self.shard == Shard::WHOLE && self.recorded() == self.experiment.runs();
+        if complete && ran.failed.is_none() {
+            self.unsynced = Some(writer);
+        } else {
+            writer.finish().map_err(journal_error)?;
+        }
+        match ran.failed {
+            Some(why) => Err(why),
+            None => Ok(ran.finished),
+        }
     }
 
     /// Renders every output of a whole sweep whose runs are all recorded,
     /// on `pool`'s threads, and leaves its journal sorted.
-    pub fn render(self, pool: &rayon::ThreadPool) -> Result<Rendered, String> {
+    pub fn render(mut self, pool: &rayon::ThreadPool) -> Result<Rendered, String> {
         let out = self.out_dir.path().to_path_buf();
-        pool.install(|| finish(&out, &self.experiment, &self.header, self.done))
+        let unsynced = self.unsynced.take();
+        let fresh = std::mem::take(&mut self.fresh);
+        // The journal's flush waits on the disk, not on a worker.
+        std::thread::scope(|scope| {
+            let syncing = scope.spawn(move || unsynced.map_or(Ok(()), journal::Writer::finish));
+            let rendered = pool.install(|| {
+                let runs = assemble(&self.experiment, &self.resumed, &self.todo, fresh)?;
+                finish(&out, &self.experiment, &self.header, &runs)
+            });
+            let synced = syncing
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let rendered = rendered?;
+            synced.map_err(journal_error)?;
+            Ok(rendered)
+        })
     }
+}
+
+impl Drop for Sweep {
+    fn drop(&mut self) {
+        // A complete sweep never rendered: its journal is still flushed
+        // (nobody is left to hear of a failure; the lines are written).
+        if let Some(writer) = self.unsynced.take() {
+            let _ = writer.finish();
+        }
+    }
+}
+
+fn journal_error(err: std::io::Error) -> String {
+    format!("cannot write the journal: {err}")
 }
 
 fn header_for(experiment: &Experiment, shard: Shard) -> Header {
@@ -178,92 +239,78 @@ fn header_for(experiment: &Experiment, shard: Shard) -> Header {
     }
 }
 
-/// Recorded runs by index (`None`: not recorded); every index is below
-/// `runs` (the journal reader checks it).
-fn by_index(runs: usize, recorded: BTreeMap<usize, Metrics>) -> Vec<Option<Metrics>> {
-    let mut done = vec![None; runs];
-    for (index, metrics) in recorded {
-        done[index] = Some(metrics);
-    }
-    done
-}
-
 /// A worker hands its finished runs to the journal after this many runs,
 /// or sooner once they add up to [`FLUSH_EVENTS`] simulation events, so a
 /// kill loses at most a few milliseconds of work per worker (and Ctrl-C
-/// none: workers flush before they stop).
+/// none: what workers hold is handed over before the sweep stops).
 const FLUSH_RUNS: usize = 256;
 const FLUSH_EVENTS: u64 = 1 << 20;
-/// Runs a worker claims at once from the shared cursor.
+/// The most runs a worker takes at once: the pieces the runs are split
+/// into, so that workers finish together.
 const CLAIM: usize = 16;
 
-/// Runs `todo` on every thread of `pool`, recording each finished run in
-/// `done`. Each worker formats its finished runs' journal lines itself and
-/// hands them over in batches (one lock, one `write` and one progress step
-/// per batch), so nothing is sent, written or allocated per run; an
-/// interrupted sweep keeps every run it finished. Returns how many runs
-/// finished, or the failure of the lowest-numbered run that stopped early
-/// (the others still run and are journaled).
+/// Runs `todo` on every thread of `pool`. The results land in run order
+/// straight from the workers (an indexed parallel collect: nothing is
+/// allocated or initialised per run beforehand, nothing gathered after).
+/// Each worker formats its finished runs' journal lines into its own batch
+/// and hands them over a batch at a time (one lock, one `write` and one
+/// progress step per batch); an interrupted sweep keeps every run it
+/// finished. Returns the results, with the journal still to be flushed.
 fn run_all(
     experiment: &Experiment,
     todo: &[usize],
     pool: &rayon::ThreadPool,
     writer: journal::Writer,
-    done: &mut [Option<Metrics>],
     stop: &AtomicBool,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<usize, String> {
-    struct Recorder<'d> {
-        journal: Result<journal::Writer, String>,
-        done: &'d mut [Option<Metrics>],
-        finished: usize,
-    }
-    /// One worker's runs since its last hand-over.
+) -> Ran {
+    use rayon::prelude::*;
+    /// One worker's finished runs since its last hand-over.
     #[derive(Default)]
     struct Batch {
         lines: Vec<u8>,
-        runs: Vec<(usize, Metrics)>,
+        runs: usize,
         events: u64,
     }
-    let cursor = AtomicUsize::new(0);
-    let recorder = Mutex::new(Recorder {
-        journal: Ok(writer),
-        done,
-        finished: 0,
-    });
+    let journal = Mutex::new(Ok::<_, String>(writer));
+    // One batch per worker thread, locked only by it (and at the end).
+    let batches: Vec<Mutex<Batch>> = (0..pool.current_num_threads().max(1))
+        .map(|_| Mutex::default())
+        .collect();
+    let unfinished = Mutex::new(Vec::new());
     let failed = Mutex::new(None::<(usize, String)>);
     // Set when the journal cannot be written: every worker stops.
     let broken = AtomicBool::new(false);
     let hand_over = |batch: &mut Batch| {
-        if batch.runs.is_empty() {
+        if batch.runs == 0 {
             return;
         }
-        let mut recorder = recorder.lock().unwrap_or_else(|e| e.into_inner());
-        if let Ok(writer) = recorder.journal.as_mut()
+        let mut journal = journal.lock().unwrap_or_else(|e| e.into_inner());
+        if let Ok(writer) = journal.as_mut()
             && let Err(err) = writer.append(&batch.lines)
         {
-            recorder.journal = Err(format!("cannot write the journal: {err}"));
+            *journal = Err(journal_error(err));
             broken.store(true, AtomicOrdering::SeqCst);
         }
-        recorder.finished += batch.runs.len();
-        progress(batch.runs.len() as u64);
-        for (index, metrics) in batch.runs.drain(..) {
-            recorder.done[index] = Some(metrics);
-        }
-        drop(recorder);
+        drop(journal);
+        progress(batch.runs as u64);
         batch.lines.clear();
+        batch.runs = 0;
         batch.events = 0;
     };
-    pool.broadcast(|_| {
-        let mut batch = Batch::default();
-        'claims: loop {
-            let start = cursor.fetch_add(CLAIM, AtomicOrdering::Relaxed);
-            if start >= todo.len() {
-                break;
-            }
-            for &index in &todo[start..(start + CLAIM).min(todo.len())] {
+    let not_run = |position: usize| {
+        let mut unfinished = unfinished.lock().unwrap_or_else(|e| e.into_inner());
+        unfinished.push(position);
+        Metrics::default()
+    };
+    let mut metrics = Vec::new();
+    pool.install(|| {
+        todo.par_iter()
+            .enumerate()
+            .with_max_len(CLAIM)
+            .map(|(position, &index)| {
                 if stop.load(AtomicOrdering::Relaxed) || broken.load(AtomicOrdering::Relaxed) {
-                    break 'claims;
+                    return not_run(position);
                 }
                 let c = coord(experiment, index);
                 let output = simulate(
@@ -282,80 +329,180 @@ fn run_all(
                         );
                         *failed = Some((index, why));
                     }
-                    continue;
+                    drop(failed);
+                    return not_run(position);
                 }
+                let worker = rayon::current_thread_index().unwrap_or(0) % batches.len();
+                let mut batch = batches[worker].lock().unwrap_or_else(|e| e.into_inner());
                 journal::push_record(&mut batch.lines, index, &output.metrics);
+                batch.runs += 1;
                 batch.events += output.metrics.events;
-                batch.runs.push((index, output.metrics));
-                if batch.runs.len() >= FLUSH_RUNS || batch.events >= FLUSH_EVENTS {
+                if batch.runs >= FLUSH_RUNS || batch.events >= FLUSH_EVENTS {
                     hand_over(&mut batch);
                 }
-            }
-        }
-        hand_over(&mut batch);
+                output.metrics
+            })
+            .collect_into_vec(&mut metrics);
     });
-    let recorder = recorder.into_inner().unwrap_or_else(|e| e.into_inner());
-    recorder
-        .journal?
-        .finish()
-        .map_err(|err| format!("cannot write the journal: {err}"))?;
-    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        Some((_, why)) => Err(why),
-        None => Ok(recorder.finished),
+    for batch in &batches {
+        hand_over(&mut batch.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+    let mut unfinished = unfinished.into_inner().unwrap_or_else(|e| e.into_inner());
+    unfinished.sort_unstable();
+    let fresh = Fresh {
+        metrics,
+        unfinished,
+    };
+    Ran {
+        finished: fresh.finished(),
+        fresh,
+        journal: journal.into_inner().unwrap_or_else(|e| e.into_inner()),
+        failed: failed
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .map(|(_, why)| why),
     }
 }
 
+/// What [`run_all`] did.
+struct Ran {
+    fresh: Fresh,
+    /// How many runs finished.
+    finished: usize,
+    /// The journal, every finished run written to it (not yet flushed to
+    /// disk), or why it could not be written.
+    journal: Result<journal::Writer, String>,
+    /// The failure of the lowest-numbered run that stopped early (the
+    /// others still ran and are journaled).
+    failed: Option<String>,
+}
+
 /// Writes every output of a complete sweep, and leaves its journal sorted.
+/// The journal, runs.csv and the other outputs are rendered side by side,
+/// each written as soon as it is rendered, then all flushed to disk together.
 fn finish(
     out: &Path,
     experiment: &Experiment,
     header: &Header,
-    done: Vec<Option<Metrics>>,
+    runs: &[Metrics],
 ) -> Result<Rendered, String> {
-    let runs = complete(experiment, done)?;
+    use rayon::prelude::*;
     let whole = Header {
         shard: Shard::WHOLE.to_string(),
         ..header.clone()
     };
-    write_file(
-        &out.join(journal::FILE_NAME),
-        &journal::render_sorted(&whole, &runs),
-    )?;
     outdir::create_subdir(out, "plots")?;
-    let outputs = sweep::render_all(experiment, &runs)?;
-    for (name, bytes) in &outputs.files {
-        write_file(&out.join(name), bytes)?;
-    }
+    let ((journal, runs_csv), summaries) = rayon::join(
+        || {
+            rayon::join(
+                || {
+                    stage(
+                        &out.join(journal::FILE_NAME),
+                        &journal::render_sorted(&whole, runs),
+                    )
+                },
+                || stage(&out.join("runs.csv"), &sweep::runs_csv(experiment, runs)),
+            )
+        },
+        || sweep::render_summaries(experiment, runs),
+    );
+    let summaries = summaries?;
+    let mut staged = vec![journal, runs_csv];
+    staged.par_extend(
+        summaries
+            .files
+            .into_par_iter()
+            .map(|(name, bytes)| stage(&out.join(name), &[bytes])),
+    );
+    let staged: Vec<AtomicFile> = staged.into_iter().collect::<Result<_, _>>()?;
+    commit_all(staged).map_err(|(path, err)| cannot_write(&path, &err))?;
     Ok(Rendered {
-        headlines: outputs.headlines,
+        headlines: summaries.headlines,
         index_html: out.join("index.html"),
     })
 }
 
-/// Every run of the experiment, in run order; otherwise which are missing.
-fn complete(experiment: &Experiment, done: Vec<Option<Metrics>>) -> Result<Vec<Metrics>, String> {
-    let recorded = done.iter().filter(|m| m.is_some()).count();
-    if recorded != experiment.runs() {
-        let missing = done.iter().position(Option::is_none).unwrap_or(0);
+/// Every run of the experiment, in run order, from the runs the journal
+/// held (`resumed`) and the ones just run (`fresh`, for the runs `todo`);
+/// otherwise which are missing.
+fn assemble(
+    experiment: &Experiment,
+    resumed: &BTreeMap<usize, Metrics>,
+    todo: &[usize],
+    fresh: Fresh,
+) -> Result<Vec<Metrics>, String> {
+    use rayon::prelude::*;
+    let runs = experiment.runs();
+    // A whole sweep run at once: its results are already every run, in order.
+    if resumed.is_empty() && todo.len() == runs && fresh.finished() == runs {
+        return Ok(fresh.metrics);
+    }
+    // `todo` is ascending and holds no resumed run: each run is found once.
+    let recorded = |index: usize| match todo.binary_search(&index) {
+        Ok(p) => fresh.get(p),
+        Err(_) => resumed.get(&index),
+    };
+    let count = resumed.len() + fresh.finished();
+    if count != runs {
+        let missing = (0..runs).find(|&r| recorded(r).is_none()).unwrap_or(0);
         let c = coord(experiment, missing);
         return Err(format!(
             "{} of {} runs are missing (first: run {missing}, {}, {}, seed {})",
-            experiment.runs() - recorded,
-            experiment.runs(),
+            runs - count,
+            runs,
             experiment.point_label(c.point),
             c.policy,
             c.seed
         ));
     }
-    // Same layout: collected in place.
-    Ok(done
-        .into_iter()
-        .map(|m| m.expect("every run is recorded"))
-        .collect())
+    let mut all = Vec::new();
+    (0..runs)
+        .into_par_iter()
+        .map(|r| recorded(r).expect("every run is recorded").clone())
+        .collect_into_vec(&mut all);
+    Ok(all)
 }
 
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    write_atomic(path, bytes).map_err(|err| format!("{}: cannot write: {err}", path.display()))
+/// Writes files atomically, flushed to disk together (see [`write_all_atomic`]).
+fn write_files(files: &[(PathBuf, Vec<Vec<u8>>)]) -> Result<(), String> {
+    write_all_atomic(files).map_err(|(path, err)| cannot_write(&path, &err))
+}
+
+/// A file's temporary, written whole (see [`atomic::stage`]).
+fn stage(path: &Path, pieces: &[Vec<u8>]) -> Result<AtomicFile, String> {
+    atomic::stage(path, pieces).map_err(|err| cannot_write(path, &err))
+}
+
+fn cannot_write(path: &Path, err: &std::io::Error) -> String {
+    format!("{}: cannot write: {err}", path.display())
+}
+
+/// A new sweep's journal, created while the copies of its inputs are
+/// written beside it (so that their flushes to disk overlap). When the
+/// inputs cannot be written, the journal is removed again: a sweep
+/// directory always keeps its inputs.
+fn start_journal(
+    out: &Path,
+    experiment: &Experiment,
+    experiment_path: &Path,
+    header: &Header,
+) -> Result<journal::Writer, String> {
+    let journal_path = out.join(journal::FILE_NAME);
+    let (inputs, writer) = std::thread::scope(|scope| {
+        let inputs = scope.spawn(|| write_inputs(out, experiment, &file_name_of(experiment_path)));
+        let writer = journal::Writer::create(&journal_path, header);
+        let inputs = inputs
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (inputs, writer)
+    });
+    if let Err(err) = inputs {
+        if writer.is_ok() {
+            let _ = std::fs::remove_file(&journal_path);
+        }
+        return Err(err);
+    }
+    writer
 }
 
 /// The file name of a path, for keeping a copy under the same name.
@@ -370,14 +517,16 @@ fn file_name_of(path: &Path) -> String {
 /// is named after its file, and a merge must name it the same.
 fn write_inputs(out: &Path, experiment: &Experiment, experiment_file: &str) -> Result<(), String> {
     let dir = outdir::create_subdir(out, &format!("{INPUTS}/scenario"))?;
-    write_file(
-        &out.join(INPUTS).join(experiment_file),
-        experiment.experiment_text.as_bytes(),
-    )?;
-    write_file(
-        &dir.join(&experiment.scenario_file_name),
-        experiment.scenario_text.as_bytes(),
-    )
+    write_files(&[
+        (
+            out.join(INPUTS).join(experiment_file),
+            vec![experiment.experiment_text.as_bytes().to_vec()],
+        ),
+        (
+            dir.join(&experiment.scenario_file_name),
+            vec![experiment.scenario_text.as_bytes().to_vec()],
+        ),
+    ])
 }
 
 /// The first `*.yaml` file (by name) directly in `dir`: a sweep keeps one,
@@ -482,8 +631,10 @@ pub fn merge(
     }
     let _out_dir = outdir::claim(out, outdir::Kind::Sweep)?;
     write_inputs(out, &experiment, &experiment_file)?;
-    let done = by_index(header.runs, done);
-    pool.install(|| finish(out, &experiment, &header, done))
+    pool.install(|| {
+        let runs = assemble(&experiment, &done, &[], Fresh::default())?;
+        finish(out, &experiment, &header, &runs)
+    })
 }
 
 /// Names the shards a merge lacks ("shard 3/3 missing"), when every shard

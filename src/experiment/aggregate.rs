@@ -19,34 +19,60 @@ pub const MAIN_METRICS: [Metric; 6] = [
     Metric::FirstFullS,
 ];
 
-/// Every run's metrics, in run order (`runs[i]` is run `i`).
+/// Every run's metrics as columns: per grid point and policy (a "slot",
+/// `point * policies + p`: their runs are consecutive), per metric (in
+/// `Metric::ALL` order), the value of each seed's run in seed order, NaN
+/// for a metric never reached (no metric's value is NaN). Each run is read
+/// once, in order; every statistic then reads contiguous numbers.
 pub struct RunTable<'a> {
     pub experiment: &'a Experiment,
-    pub runs: &'a [Metrics],
+    columns: Vec<Vec<Vec<f64>>>,
 }
 
-impl RunTable<'_> {
-    fn values(&self, runs: impl Iterator<Item = usize>, metric: Metric) -> (Vec<f64>, usize) {
-        let mut total = 0;
-        let values = runs
-            .inspect(|_| total += 1)
-            .filter_map(|run| self.runs[run].get(metric).as_f64())
+impl<'a> RunTable<'a> {
+    /// `runs[i]` is run `i`. The slots are read on the current rayon pool.
+    pub fn new(experiment: &'a Experiment, runs: &[Metrics]) -> RunTable<'a> {
+        let seeds = experiment.seeds.len().max(1);
+        let columns = runs
+            .par_chunks(seeds)
+            .map(|slot| {
+                let mut columns: Vec<Vec<f64>> = Metric::ALL
+                    .iter()
+                    .map(|_| Vec::with_capacity(slot.len()))
+                    .collect();
+                for metrics in slot {
+                    for (column, metric) in columns.iter_mut().zip(Metric::ALL) {
+                        column.push(metrics.get(metric).as_f64().unwrap_or(f64::NAN));
+                    }
+                }
+                columns
+            })
             .collect();
-        (values, total)
+        RunTable {
+            experiment,
+            columns,
+        }
     }
 
-    /// The runs of one grid point under one policy: consecutive indices.
-    fn runs_of(&self, point: usize, policy: Policy) -> std::ops::Range<usize> {
+    /// The values of one metric over the seeds of one grid point and policy.
+    fn column(&self, point: usize, policy: Policy, metric: Metric) -> &[f64] {
         let experiment = self.experiment;
-        let seeds = experiment.seeds.len();
         let p = experiment
             .policies
             .iter()
             .position(|&x| x == policy)
             .expect("policy in experiment");
-        let start = (point * experiment.policies.len() + p) * seeds;
-        start..start + seeds
+        let m = Metric::ALL
+            .iter()
+            .position(|&x| x == metric)
+            .expect("metric in ALL");
+        &self.columns[point * experiment.policies.len() + p][m]
     }
+}
+
+/// The values a metric reached (NaN: never).
+fn reached(column: &[f64]) -> Vec<f64> {
+    column.iter().copied().filter(|v| !v.is_nan()).collect()
 }
 
 #[derive(Clone, Debug)]
@@ -74,18 +100,18 @@ pub fn aggregate(table: &RunTable<'_>) -> Vec<AggregateRow> {
     slots
         .into_par_iter()
         .map(|(point, policy)| {
-            let runs = table.runs_of(point, policy);
             let metrics = Metric::ALL
                 .par_iter()
                 .map(|&metric| {
-                    let (values, _) = table.values(runs.clone(), metric);
-                    (summarize(&values), values.len())
+                    let values = reached(table.column(point, policy, metric));
+                    let count = values.len();
+                    (summarize(values), count)
                 })
                 .collect();
             AggregateRow {
                 point,
                 policy,
-                runs: runs.len(),
+                runs: experiment.seeds.len(),
                 metrics,
             }
         })
@@ -118,7 +144,6 @@ pub fn policy_pairs(policies: &[Policy]) -> Vec<(Policy, Policy)> {
 /// a row per grid point, then the pooled row.
 pub fn paired(table: &RunTable<'_>) -> Vec<PairedRow> {
     let experiment = table.experiment;
-    let seeds = experiment.seeds.len();
     let tasks: Vec<((Policy, Policy), Metric)> = policy_pairs(&experiment.policies)
         .into_iter()
         .flat_map(|pair| Metric::ALL.into_iter().map(move |metric| (pair, metric)))
@@ -129,25 +154,22 @@ pub fn paired(table: &RunTable<'_>) -> Vec<PairedRow> {
             let mut rows = Vec::new();
             let mut pooled = Vec::new();
             for point in 0..experiment.points.len() {
-                let (a_start, b_start) = (
-                    table.runs_of(point, baseline).start,
-                    table.runs_of(point, candidate).start,
-                );
-                let mut differences = Vec::new();
-                for seed in 0..seeds {
-                    let a = table.runs[a_start + seed].get(metric).as_f64();
-                    let b = table.runs[b_start + seed].get(metric).as_f64();
-                    if let (Some(a), Some(b)) = (a, b) {
-                        differences.push(b - a);
-                    }
-                }
+                let a = table.column(point, baseline, metric);
+                let b = table.column(point, candidate, metric);
+                // NaN (never reached) on either side pairs nothing.
+                let differences: Vec<f64> = a
+                    .iter()
+                    .zip(b)
+                    .filter(|(a, b)| !a.is_nan() && !b.is_nan())
+                    .map(|(a, b)| b - a)
+                    .collect();
                 pooled.extend_from_slice(&differences);
                 rows.push(PairedRow {
                     point: Some(point),
                     baseline,
                     candidate,
                     metric,
-                    difference: summarize(&differences),
+                    difference: summarize(differences),
                 });
             }
             if experiment.points.len() > 1 {
@@ -156,7 +178,7 @@ pub fn paired(table: &RunTable<'_>) -> Vec<PairedRow> {
                     baseline,
                     candidate,
                     metric,
-                    difference: summarize(&pooled),
+                    difference: summarize(pooled),
                 });
             }
             rows
@@ -182,10 +204,10 @@ pub fn marginal(
         .map(|&policy| {
             let mut buckets: Vec<Vec<f64>> = vec![Vec::new(); values];
             for (point, grid_point) in experiment.points.iter().enumerate() {
-                let (found, _) = table.values(table.runs_of(point, policy), metric);
-                buckets[grid_point.choice[key]].extend(found);
+                let found = table.column(point, policy, metric);
+                buckets[grid_point.choice[key]].extend(found.iter().filter(|v| !v.is_nan()));
             }
-            let per_value = buckets.iter().map(|bucket| summarize(bucket)).collect();
+            let per_value = buckets.into_iter().map(summarize).collect();
             (policy, per_value)
         })
         .collect()

@@ -16,19 +16,23 @@ pub struct Summary {
     pub ci95: Option<f64>,
 }
 
-/// Summarises `values`; `None` when there are none.
-pub fn summarize(values: &[f64]) -> Option<Summary> {
+/// Summarises `values` (in the order given; the percentiles are selected in
+/// place, so they come back reordered); `None` when there are none.
+pub fn summarize(mut values: Vec<f64>) -> Option<Summary> {
     let n = values.len();
     if n == 0 {
         return None;
     }
+    // Sums in the order given, before the selections reorder the values.
     let mean = values.iter().sum::<f64>() / n as f64;
+    let min = values.iter().copied().min_by(f64::total_cmp)?;
+    let max = values.iter().copied().max_by(f64::total_cmp)?;
+    let ci95 = ci95_half_width(&values, mean);
     // Two selections instead of a sort: linear in the runs, and the values
     // picked are the ones a sort would put at those ranks (equal under
     // `total_cmp` means the same bits).
-    let mut scratch = values.to_vec();
     let (r50, r95) = (rank(n, 50), rank(n, 95));
-    let (_, &mut p50, above) = scratch.select_nth_unstable_by(r50, f64::total_cmp);
+    let (_, &mut p50, above) = values.select_nth_unstable_by(r50, f64::total_cmp);
     let p95 = if r95 == r50 {
         p50
     } else {
@@ -36,8 +40,6 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
             .select_nth_unstable_by(r95 - r50 - 1, f64::total_cmp)
             .1
     };
-    let min = values.iter().copied().min_by(f64::total_cmp)?;
-    let max = values.iter().copied().max_by(f64::total_cmp)?;
     Some(Summary {
         n,
         mean,
@@ -45,7 +47,7 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
         p95,
         min,
         max,
-        ci95: ci95_half_width(values, mean),
+        ci95,
     })
 }
 
@@ -107,7 +109,7 @@ mod tests {
     fn hand_computed_summary() {
         // 1..=10: mean 5.5, sample sd 3.02765, se 0.957427, t(9) 2.262.
         let values: Vec<f64> = (1..=10).map(f64::from).collect();
-        let s = summarize(&values).unwrap();
+        let s = summarize(values).unwrap();
         assert_eq!((s.n, s.mean, s.min, s.max), (10, 5.5, 1.0, 10.0));
         assert_eq!((s.p50, s.p95), (5.0, 10.0));
         assert!((s.ci95.unwrap() - 2.262 * 0.957_427).abs() < 1e-5);
@@ -115,9 +117,9 @@ mod tests {
 
     #[test]
     fn one_value_has_no_interval_and_none_no_summary() {
-        let s = summarize(&[3.0]).unwrap();
+        let s = summarize(vec![3.0]).unwrap();
         assert_eq!((s.mean, s.p50, s.p95, s.ci95), (3.0, 3.0, 3.0, None));
-        assert!(summarize(&[]).is_none());
+        assert!(summarize(Vec::new()).is_none());
     }
 
     #[test]
@@ -143,7 +145,7 @@ mod tests {
                 .collect();
             let mut sorted = values.clone();
             sorted.sort_by(f64::total_cmp);
-            let s = summarize(&values).unwrap();
+            let s = summarize(values).unwrap();
             let bits = |v: f64| v.to_bits();
             assert_eq!(bits(s.p50), bits(nearest_rank(&sorted, 50)), "n {n}");
             assert_eq!(bits(s.p95), bits(nearest_rank(&sorted, 95)), "n {n}");

@@ -29,6 +29,68 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     file.commit()
 }
 
+/// Writes several files atomically, each as [`write_atomic`] writes one
+/// (given as pieces, written in order), but flushed to disk together: every
+/// temporary is written on the current rayon pool, then [`commit_all`]. On
+/// an error, returns the failing file's path.
+pub fn write_all_atomic(files: &[(PathBuf, Vec<Vec<u8>>)]) -> Result<(), (PathBuf, io::Error)> {
+    use rayon::prelude::*;
+    let staged: Vec<AtomicFile> = files
+        .par_iter()
+        .map(|(path, pieces)| stage(path, pieces).map_err(|err| (path.clone(), err)))
+        .collect::<Result<_, _>>()?;
+    commit_all(staged)
+}
+
+/// A file's temporary, written whole (its pieces in order), for [`commit_all`].
+pub fn stage(path: &Path, pieces: &[Vec<u8>]) -> io::Result<AtomicFile> {
+    let mut file = AtomicFile::create(path)?;
+    for piece in pieces {
+        file.write_all(piece)?;
+    }
+    Ok(file)
+}
+
+/// Commits written files, each synced and renamed on its own thread (at
+/// most [`SYNC_THREADS`]): a disk's flushes overlap, so a sweep's outputs
+/// cost about one flush, not one per file. As with files committed one
+/// after another, a failure leaves the others committed or not, each whole.
+/// On an error, returns the path of the first failing file.
+pub fn commit_all(files: Vec<AtomicFile>) -> Result<(), (PathBuf, io::Error)> {
+    let per_thread = files.len().div_ceil(SYNC_THREADS).max(1);
+    let mut files: Vec<(usize, AtomicFile)> = files.into_iter().enumerate().collect();
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = std::iter::from_fn(|| {
+            let rest = files.len().saturating_sub(per_thread);
+            let mine = files.split_off(rest);
+            (!mine.is_empty()).then(|| {
+                scope.spawn(move || {
+                    mine.into_iter().try_for_each(|(at, file)| {
+                        let target = file.target.clone();
+                        file.commit().map_err(|err| (at, target, err))
+                    })
+                })
+            })
+        })
+        .collect();
+        let mut first: Option<(usize, PathBuf, io::Error)> = None;
+        for thread in threads {
+            let outcome = thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            if let Err(failed) = outcome
+                && first.as_ref().is_none_or(|(other, _, _)| failed.0 < *other)
+            {
+                first = Some(failed);
+            }
+        }
+        first.map_or(Ok(()), |(_, path, err)| Err((path, err)))
+    })
+}
+
+/// At most this many files are synced at once.
+const SYNC_THREADS: usize = 16;
+
 /// A file written a piece at a time in place of its target: into a
 /// temporary created exclusively beside it, renamed over the target by
 /// [`AtomicFile::commit`]. Dropped uncommitted (a refused or failed run, an
@@ -152,6 +214,27 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().contains(TEMP_MARKER))
             .collect();
         assert!(leftovers.is_empty());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn several_files_are_written_synced_and_renamed() {
+        let dir = temp_dir("several");
+        let (a, b) = (dir.join("a.csv"), dir.join("b.csv"));
+        write_atomic(&a, b"old").unwrap();
+        let pieces = |text: &str| vec![text.as_bytes().to_vec(), b"!".to_vec()];
+        write_all_atomic(&[(a.clone(), pieces("new a")), (b.clone(), pieces("new b"))]).unwrap();
+        assert_eq!(fs::read(&a).unwrap(), b"new a!");
+        assert_eq!(fs::read(&b).unwrap(), b"new b!");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 2, "no temporary left");
+        // A file that cannot be created is named; nothing is renamed and
+        // no temporary is left.
+        let missing = dir.join("no-such-dir").join("c.csv");
+        let err = write_all_atomic(&[(a.clone(), pieces("newer")), (missing.clone(), pieces("c"))])
+            .unwrap_err();
+        assert_eq!(err.0, missing);
+        assert_eq!(fs::read(&a).unwrap(), b"new a!");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 2, "no temporary left");
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -112,31 +112,25 @@ pub fn cells<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<u8> {
     out
 }
 
-/// Appends one row per item to `out` (`row(out, index, item)`), rendering
-/// blocks of rows on the current rayon pool and joining them in order.
-pub fn par_rows<T: Sync>(
-    mut out: Vec<u8>,
+/// `head`, then one row per item (`row(out, index, item)`), as blocks of
+/// bytes to be written in order: the blocks of rows are rendered on the
+/// current rayon pool and never joined (a file takes them one after another).
+pub fn par_blocks<T: Sync>(
+    head: Vec<u8>,
     items: &[T],
     row: impl Fn(&mut Vec<u8>, usize, &T) + Sync,
-) -> Vec<u8> {
+) -> Vec<Vec<u8>> {
     use rayon::prelude::*;
     const BLOCK: usize = 4096;
-    let blocks: Vec<Vec<u8>> = items
-        .par_chunks(BLOCK)
-        .enumerate()
-        .map(|(block, chunk)| {
-            let mut bytes = Vec::with_capacity(chunk.len() * 64);
-            for (offset, item) in chunk.iter().enumerate() {
-                row(&mut bytes, block * BLOCK + offset, item);
-            }
-            bytes
-        })
-        .collect();
-    out.reserve(blocks.iter().map(Vec::len).sum());
-    for block in blocks {
-        out.extend_from_slice(&block);
-    }
-    out
+    let mut blocks = vec![head];
+    blocks.par_extend(items.par_chunks(BLOCK).enumerate().map(|(block, chunk)| {
+        let mut bytes = Vec::with_capacity(chunk.len() * 64);
+        for (offset, item) in chunk.iter().enumerate() {
+            row(&mut bytes, block * BLOCK + offset, item);
+        }
+        bytes
+    }));
+    blocks
 }
 
 #[cfg(test)]

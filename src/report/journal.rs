@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::model::metrics::{Metric, MetricValue, Metrics};
-use crate::report::csv_bytes::{par_rows, push_metrics, push_u64};
+use crate::report::csv_bytes::{par_blocks, push_metrics, push_u64};
 
 /// The journal's file name inside a sweep's output directory.
 pub const FILE_NAME: &str = ".plansim-journal.csv";
@@ -181,9 +181,10 @@ impl Writer {
 /// The journal's bytes with every run in index order (`runs[i]` is run
 /// `i`: what a finished sweep and a merge both leave, so their directories
 /// are identical).
-/// Blocks of lines are rendered on the current rayon pool.
-pub fn render_sorted(header: &Header, runs: &[Metrics]) -> Vec<u8> {
-    par_rows(header.line().into_bytes(), runs, |out, index, metrics| {
+/// Blocks of lines are rendered on the current rayon pool (see
+/// [`par_blocks`]: the file is the blocks one after another).
+pub fn render_sorted(header: &Header, runs: &[Metrics]) -> Vec<Vec<u8>> {
+    par_blocks(header.line().into_bytes(), runs, |out, index, metrics| {
         push_record(out, index, metrics);
     })
 }

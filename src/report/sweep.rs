@@ -15,7 +15,7 @@ use crate::experiment::stats::{Summary, fmt3};
 use crate::model::metrics::{Metric, Metrics};
 use crate::report::summary;
 
-/// A finished sweep's outputs.
+/// A finished sweep's outputs (but runs.csv).
 pub struct SweepOutputs {
     /// Every file: (path relative to the output directory, bytes).
     pub files: Vec<(String, Vec<u8>)>,
@@ -23,13 +23,14 @@ pub struct SweepOutputs {
     pub headlines: Vec<String>,
 }
 
-/// Renders every output of a sweep from its runs (in run order).
-pub fn render_all(experiment: &Experiment, runs: &[Metrics]) -> Result<SweepOutputs, String> {
-    let table = RunTable { experiment, runs };
+/// Renders every output of a sweep from its runs (in run order) but
+/// runs.csv (see [`runs_csv`]: the one output that grows with the runs, so
+/// that a caller can render and write it beside these).
+pub fn render_summaries(experiment: &Experiment, runs: &[Metrics]) -> Result<SweepOutputs, String> {
+    let table = RunTable::new(experiment, runs);
     let aggregates = aggregate::aggregate(&table);
     let paired = aggregate::paired(&table);
     let mut files = vec![
-        ("runs.csv".to_string(), runs_csv(experiment, runs)),
         (
             "aggregate.csv".to_string(),
             aggregate_csv(experiment, &aggregates),
@@ -117,9 +118,10 @@ fn vary_header(experiment: &Experiment) -> Vec<String> {
 /// Written without a `String` per cell: the cells that are names (the
 /// scenario, the policy, the version, the varied values) are rendered once
 /// per grid point and policy, the numbers straight into the bytes, in
-/// blocks on the current rayon pool.
-pub fn runs_csv(experiment: &Experiment, runs: &[Metrics]) -> Vec<u8> {
-    use crate::report::csv_bytes::{cells, par_rows, push_metrics, push_u64};
+/// blocks on the current rayon pool; the file is the blocks one after
+/// another.
+pub fn runs_csv(experiment: &Experiment, runs: &[Metrics]) -> Vec<Vec<u8>> {
+    use crate::report::csv_bytes::{cells, par_blocks, push_metrics, push_u64};
     let header: Vec<String> = summary::header()
         .into_iter()
         .map(str::to_string)
@@ -150,7 +152,7 @@ pub fn runs_csv(experiment: &Experiment, runs: &[Metrics]) -> Vec<u8> {
             tail
         })
         .collect();
-    par_rows(
+    par_blocks(
         csv_bytes(std::iter::once(header)),
         runs,
         |out, index, metrics| {
@@ -530,7 +532,7 @@ mod tests {
             })
             .collect();
         assert_eq!(
-            String::from_utf8(runs_csv(&experiment, &runs)).unwrap(),
+            String::from_utf8(runs_csv(&experiment, &runs).concat()).unwrap(),
             String::from_utf8(reference_runs_csv(&experiment, &runs)).unwrap()
         );
     }
