@@ -378,8 +378,10 @@ struct Ran {
 }
 
 /// Writes every output of a complete sweep, and leaves its journal sorted.
-/// The journal, runs.csv and the other outputs are rendered side by side,
-/// each written as soon as it is rendered, then all flushed to disk together.
+/// The journal, runs.csv and the other outputs are rendered side by side;
+/// the journal and runs.csv, the large files, are each committed (written,
+/// flushed to disk, renamed) on a thread of their own as soon as they are
+/// rendered, while the rest renders; the rest is flushed together.
 fn finish(
     out: &Path,
     experiment: &Experiment,
@@ -392,33 +394,43 @@ fn finish(
         ..header.clone()
     };
     outdir::create_subdir(out, "plots")?;
-    let ((journal, runs_csv), summaries) = rayon::join(
-        || {
-            rayon::join(
-                || {
-                    stage(
-                        &out.join(journal::FILE_NAME),
-                        &journal::render_sorted(&whole, runs),
-                    )
-                },
-                || stage(&out.join("runs.csv"), &sweep::runs_csv(experiment, runs)),
-            )
-        },
-        || sweep::render_summaries(experiment, runs),
-    );
-    let summaries = summaries?;
-    let mut staged = vec![journal, runs_csv];
-    staged.par_extend(
-        summaries
-            .files
-            .into_par_iter()
-            .map(|(name, bytes)| stage(&out.join(name), &[bytes])),
-    );
-    let staged: Vec<AtomicFile> = staged.into_iter().collect::<Result<_, _>>()?;
-    commit_all(staged).map_err(|(path, err)| cannot_write(&path, &err))?;
-    Ok(Rendered {
-        headlines: summaries.headlines,
-        index_html: out.join("index.html"),
+    std::thread::scope(|scope| {
+        let commit_early = |path: PathBuf, pieces: Vec<Vec<u8>>| {
+            let staged = stage(&path, &pieces);
+            scope.spawn(move || staged?.commit().map_err(|err| cannot_write(&path, &err)))
+        };
+        let ((journal, runs_csv), summaries) = rayon::join(
+            || {
+                rayon::join(
+                    || {
+                        commit_early(
+                            out.join(journal::FILE_NAME),
+                            journal::render_sorted(&whole, runs),
+                        )
+                    },
+                    || commit_early(out.join("runs.csv"), sweep::runs_csv(experiment, runs)),
+                )
+            },
+            || sweep::render_summaries(experiment, runs),
+        );
+        let summaries = summaries.and_then(|summaries| {
+            let staged: Vec<AtomicFile> = summaries
+                .files
+                .par_iter()
+                .map(|(name, bytes)| stage(&out.join(name), std::slice::from_ref(bytes)))
+                .collect::<Result<_, _>>()?;
+            commit_all(staged).map_err(|(path, err)| cannot_write(&path, &err))?;
+            Ok(summaries)
+        });
+        for early in [journal, runs_csv] {
+            early
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        }
+        Ok(Rendered {
+            headlines: summaries?.headlines,
+            index_html: out.join("index.html"),
+        })
     })
 }
 

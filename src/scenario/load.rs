@@ -536,6 +536,11 @@ impl<'a> UniqueIds<'a> {
         }
     }
 
+    /// Room for `more` ids, counted against their limit by the caller.
+    fn reserve(&mut self, more: usize) {
+        self.seen.reserve(more);
+    }
+
     fn insert(&mut self, id: &str, at: Location) -> Result<(), Fail> {
         if id.trim().is_empty() {
             return fail(at, format!("{}: an id must not be empty", self.what));
@@ -603,6 +608,7 @@ fn resolve_nodes(
         )?;
         // `expand` checked the count against MAX_NODES.
         nodes.reserve(copies.size_hint().0);
+        ids.reserve(copies.size_hint().0);
         for node in copies {
             ids.insert(&node.id, at)?;
             // Named for a message only: most nodes never need it.
