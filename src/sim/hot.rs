@@ -210,7 +210,9 @@ impl NodeTable {
     }
 
     /// `compute()` for `node` at this usage, from the cache when the node
-    /// was last scored with the same usage.
+    /// was last scored with the same usage. Inlined into the scoring loop
+    /// (see `Simulation::score_node`).
+    #[inline(always)]
     pub(super) fn fitness(
         &self,
         node: NodeId,

@@ -99,7 +99,9 @@ pub fn preference_limit(count: u32) -> usize {
 pub const SKIP_THRESHOLD: f64 = 0.0;
 pub const MAX_SKIP: usize = 3;
 
-/// The final score: the mean of the scores appended for a node.
+/// The final score: the mean of the scores appended for a node. Inlined
+/// into the scoring loop, which calls it for every node.
+#[inline]
 pub fn final_score(scores: &[f64]) -> f64 {
     // Dividing by 1 or 2 is exact, as is multiplying by 0.5: the two short
     // cases (most nodes: fitness alone, or with one penalty) skip a

@@ -775,6 +775,13 @@ impl Simulation<'_> {
     /// drivers and constraints (both cached per computed class for the
     /// evaluation, unless a constraint escapes the class), then the CSI
     /// volumes (never cached), then resources.
+    ///
+    /// Inlined into the scoring loop, as is everything it calls for every
+    /// node (`fill_group_counts`, `check_volumes`'s first line,
+    /// `NodeTable::fitness`, `rank::final_score`): as calls, they took a
+    /// fifth of C1M's instructions (8.41 G against 6.73 G inlined) in
+    /// registers saved and restored for a few lines of work.
+    #[inline(always)]
     pub(super) fn score_node(
         &self,
         ctx: &mut PlanContext,
@@ -920,6 +927,10 @@ impl Simulation<'_> {
     /// The CSI volume checker for every request of the allocation. 2.0.5
     /// reports every missing volume at once; 1.2.6 the first it meets, in
     /// its own words.
+    ///
+    /// Inlined for its first line, as most groups mount no volume (see
+    /// `score_node`).
+    #[inline(always)]
     fn check_volumes(
         &self,
         ctx: &PlanContext,
@@ -929,6 +940,16 @@ impl Simulation<'_> {
         if volumes.is_empty() {
             return Ok(());
         }
+        self.check_mounted_volumes(ctx, node, volumes)
+    }
+
+    /// [`Self::check_volumes`] for a group that mounts volumes.
+    fn check_mounted_volumes(
+        &self,
+        ctx: &PlanContext,
+        node: NodeId,
+        volumes: &[ResolvedVolume],
+    ) -> Result<(), FilterReason> {
         let missing: Vec<&str> = volumes
             .iter()
             .filter_map(|v| match v {
@@ -1101,21 +1122,30 @@ impl Simulation<'_> {
 
     /// `group`'s allocations per node for this evaluation, counted from
     /// the group's live allocations the first time they are asked for.
+    /// Every scoring asks, so the lookup is inlined (see `score_node`).
+    #[inline(always)]
     fn fill_group_counts<'c>(
         &self,
         ctx: &'c mut PlanContext,
         group: GroupRef,
     ) -> &'c mut [GroupCounts] {
         let g = group.group_index();
+        if ctx.group_counts.get(g).is_none_or(Vec::is_empty) {
+            self.count_group(ctx, group);
+        }
+        &mut ctx.group_counts[g]
+    }
+
+    /// Counts `group`'s live allocations per node into its (empty) vector.
+    #[cold]
+    fn count_group(&self, ctx: &mut PlanContext, group: GroupRef) {
+        let g = group.group_index();
         if ctx.group_counts.len() <= g {
             ctx.group_counts.resize_with(g + 1, Vec::new);
         }
         let counts = &mut ctx.group_counts[g];
-        if counts.is_empty() {
-            counts.resize(self.nodes.len(), GroupCounts::default());
-            self.live.count_on_nodes(group, counts);
-        }
-        counts
+        counts.resize(self.nodes.len(), GroupCounts::default());
+        self.live.count_on_nodes(group, counts);
     }
 
     pub(super) fn propose(
