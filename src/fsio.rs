@@ -122,8 +122,7 @@ mod tests {
 
     #[test]
     fn refuses_directories_devices_and_large_files() {
-        let dir = std::env::temp_dir().join(format!("plansim-fsio-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_dir::TempDir::new("fsio");
         assert_eq!(
             read_limited(&dir, 10, "LIMIT").unwrap_err().message(),
             "cannot read: this is a directory, not a regular file"

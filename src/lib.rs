@@ -15,3 +15,6 @@ pub mod run;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;
+
+#[cfg(test)]
+mod test_dir;

@@ -156,7 +156,8 @@ fn stderr_of(output: &std::process::Output) -> String {
 /// delays, and writes nothing.
 #[test]
 fn a_zero_time_loop_is_stopped_and_named() {
-    let out = common::temp_dir("zero-loop").join("out");
+    let dir = common::temp_dir("zero-loop");
+    let out = dir.join("out");
     let output = common::plansim(&[
         "run",
         "tests/bounded/zero-time-loop.yaml",
@@ -184,7 +185,8 @@ fn a_zero_time_loop_is_stopped_and_named() {
 /// others were traced leaves none of them behind (only the user's file).
 #[test]
 fn a_refused_run_leaves_no_streamed_trace_behind() {
-    let out = common::temp_dir("zero-loop-trace").join("out");
+    let dir = common::temp_dir("zero-loop-trace");
+    let out = dir.join("out");
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("notes.txt"), "mine").unwrap();
     let output = common::plansim(&[
@@ -230,7 +232,7 @@ fn devices_fifos_and_directories_are_refused_without_reading() {
     let dir = common::temp_dir("special-files");
     let fifo = dir.join("fifo.yaml");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-    let mut specials = vec![PathBuf::from("/dev/zero"), dir.clone()];
+    let mut specials = vec![PathBuf::from("/dev/zero"), dir.to_path_buf()];
     if made.is_ok_and(|s| s.success()) {
         specials.push(fifo);
     }

@@ -12,8 +12,13 @@ use plansim::scenario::{load_file, load_file_with_warnings};
 const SEED_REPORT: &str = "scenarios/seed-report-nomad/seed-report-nomad.yaml";
 
 /// Writes `yaml` as a scenario in `dir`, a temporary copy of the seed
-/// report's directory, so relative `file:` paths resolve beside it.
-fn seed_report_variant(name: &str, replace: &str, with: &str) -> std::path::PathBuf {
+/// report's directory, so relative `file:` paths resolve beside it. Returns
+/// the directory's guard (keep it while the scenario is used) and the file.
+fn seed_report_variant(
+    name: &str,
+    replace: &str,
+    with: &str,
+) -> (common::TempDir, std::path::PathBuf) {
     let dir = common::temp_dir(name);
     let source = common::repo_path("scenarios/seed-report-nomad");
     for entry in std::fs::read_dir(&source).unwrap() {
@@ -38,7 +43,8 @@ fn seed_report_variant(name: &str, replace: &str, with: &str) -> std::path::Path
         text.replace(replace, with),
     )
     .unwrap();
-    dir.join("seed-report-nomad.yaml")
+    let scenario = dir.join("seed-report-nomad.yaml");
+    (dir, scenario)
 }
 
 /// `plansim run --trace --out` of one scenario: every file it wrote.
@@ -68,7 +74,7 @@ fn hcl_and_json_jobs_give_byte_identical_results() {
         ("run -output", "example.job.json"),
         ("GET /v1/job", "example.api.json"),
     ] {
-        let scenario = seed_report_variant(
+        let (_dir, scenario) = seed_report_variant(
             &format!("nomad-json-{fixture}"),
             "file: example.nomad.hcl",
             &format!("file: {fixture}"),
@@ -76,14 +82,13 @@ fn hcl_and_json_jobs_give_byte_identical_results() {
         let json = run_outputs(&scenario, &format!("nomad-json-out-{fixture}"));
         assert!(hcl.len() >= 4, "summary, comparison and traces");
         assert_eq!(hcl, json, "{label}: the JSON job gives other bytes");
-        std::fs::remove_dir_all(scenario.parent().unwrap()).unwrap();
     }
 }
 
 #[test]
 fn a_json_volume_is_the_same_volume_as_its_hcl_spec() {
     let hcl = load_file(&common::repo_path(SEED_REPORT)).unwrap();
-    let scenario = seed_report_variant(
+    let (_dir, scenario) = seed_report_variant(
         "nomad-volume-json",
         "file: test-volume0.hcl",
         "file: test-volume0.volume.json",
@@ -100,7 +105,6 @@ fn a_json_volume_is_the_same_volume_as_its_hcl_spec() {
         json.volumes[0].attachment_mode,
         hcl.volumes[0].attachment_mode
     );
-    std::fs::remove_dir_all(scenario.parent().unwrap()).unwrap();
 }
 
 #[test]
@@ -360,7 +364,7 @@ fn a_file_entry_needs_a_scenario_file_to_be_relative_to() {
 
 #[test]
 fn one_volume_spec_stamped_out_with_an_id_override() {
-    let scenario = seed_report_variant(
+    let (_dir, scenario) = seed_report_variant(
         "nomad-volume-count",
         "  - file: test-volume0.hcl\n",
         "  - file: test-volume0.hcl\n    id: \"disk[{i}]\"\n    count: 3\n  - file: test-volume0.hcl\n",
@@ -368,5 +372,4 @@ fn one_volume_spec_stamped_out_with_an_id_override() {
     let loaded = load_file(&scenario).unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<&str> = loaded.volumes.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names, ["disk[0]", "disk[1]", "disk[2]", "test-volume0"]);
-    std::fs::remove_dir_all(scenario.parent().unwrap()).unwrap();
 }

@@ -192,18 +192,11 @@ fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, fs::File)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("plansim-atomic-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        dir
-    }
+    use crate::test_dir::TempDir;
 
     #[test]
     fn replaces_the_file_and_leaves_no_temp() {
-        let dir = temp_dir("replace");
+        let dir = TempDir::new("atomic-replace");
         let target = dir.join("out.csv");
         write_atomic(&target, b"old").unwrap();
         write_atomic(&target, b"new").unwrap();
@@ -219,7 +212,7 @@ mod tests {
 
     #[test]
     fn several_files_are_written_synced_and_renamed() {
-        let dir = temp_dir("several");
+        let dir = TempDir::new("atomic-several");
         let (a, b) = (dir.join("a.csv"), dir.join("b.csv"));
         write_atomic(&a, b"old").unwrap();
         let pieces = |text: &str| vec![text.as_bytes().to_vec(), b"!".to_vec()];
@@ -240,7 +233,7 @@ mod tests {
 
     #[test]
     fn an_uncommitted_file_leaves_nothing_behind() {
-        let dir = temp_dir("uncommitted");
+        let dir = TempDir::new("atomic-uncommitted");
         let target = dir.join("trace.csv");
         let mut file = AtomicFile::create(&target).unwrap();
         file.write_all(b"half a trace").unwrap();
@@ -259,7 +252,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_planted_symlink_is_never_followed() {
-        let dir = temp_dir("symlink");
+        let dir = TempDir::new("atomic-symlink");
         let outside = dir.join("outside.txt");
         fs::write(&outside, b"precious").unwrap();
         let out = dir.join("o");

@@ -192,18 +192,12 @@ pub fn render_sorted(header: &Header, runs: &[Metrics]) -> Vec<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn temp(name: &str) -> std::path::PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("plansim-journal-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir.join(FILE_NAME)
-    }
+    use crate::test_dir::TempDir;
 
     #[test]
     fn torn_last_line_is_dropped_and_truncated_on_resume() {
-        let path = temp("torn");
+        let dir = TempDir::new("journal-torn");
+        let path = dir.join(FILE_NAME);
         let header = Header {
             fingerprint: "abc".into(),
             runs: 10,
@@ -238,7 +232,8 @@ mod tests {
 
     #[test]
     fn corrupt_lines_and_foreign_files_are_refused() {
-        let path = temp("corrupt");
+        let dir = TempDir::new("journal-corrupt");
+        let path = dir.join(FILE_NAME);
         std::fs::write(&path, "hello\n").unwrap();
         assert!(
             read(&path)

@@ -215,10 +215,11 @@ fn remove_stray_temps(dir: &Path, depth: usize) {
 mod tests {
     use super::*;
 
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("plansim-outdir-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+    /// A directory that does not exist yet (`claim` creates it), removed
+    /// when the guard is dropped.
+    fn temp_dir(name: &str) -> crate::test_dir::TempDir {
+        let dir = crate::test_dir::TempDir::new(&format!("outdir-{name}"));
+        std::fs::remove_dir(&dir).unwrap();
         dir
     }
 

@@ -413,20 +413,14 @@ mod tests {
     use super::*;
     use crate::model::policy::Policy;
     use crate::sim::{RunOptions, simulate, simulate_streamed};
-
-    fn temp_dir(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("plansim-trace-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
+    use crate::test_dir::TempDir;
 
     #[test]
     fn a_streamed_trace_is_the_rendered_trace() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("scenarios/node-failure-slow-detach.yaml");
         let scenario = crate::scenario::load_file(&path).unwrap();
-        let dir = temp_dir("stream");
+        let dir = TempDir::new("trace-stream");
         for policy in Policy::ALL {
             let options = RunOptions {
                 trace: true,
@@ -619,9 +613,7 @@ mod oracle {
     #[test]
     fn a_long_streamed_trace_is_the_rendered_trace() {
         let scenario = scenario();
-        let dir = std::env::temp_dir().join(format!("plansim-trace-long-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_dir::TempDir::new("trace-long");
         // Several batches and several write chunks, the last batch partial.
         let records: Vec<TraceRecord> = (0..3 * BATCH_ROWS + 17)
             .map(|i| {

@@ -90,12 +90,14 @@ pub fn plansim(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-/// A fresh, empty directory for one test.
-pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("plansim-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+#[path = "../../src/test_dir.rs"]
+mod test_dir;
+pub use test_dir::TempDir;
+
+/// A fresh, empty directory for one test, `$TMPDIR/plansim-test-{name}-{pid}`,
+/// removed when the returned guard is dropped.
+pub fn temp_dir(name: &str) -> TempDir {
+    TempDir::new(&format!("test-{name}"))
 }
 
 /// A path as a command-line argument.
