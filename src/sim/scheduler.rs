@@ -19,7 +19,8 @@ use crate::model::access::{ClaimCounts, ClaimMode};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::policy::NomadVersion;
 use crate::model::scenario::{
-    Capability, Constraint, ConstraintTarget, Scenario, SchedulerAlgorithm, VolumeSource,
+    Capability, Constraint, ConstraintTarget, GroupSpec, JobSpec, Scenario, SchedulerAlgorithm,
+    VolumeSource,
 };
 use crate::model::time::Millis;
 
@@ -217,7 +218,45 @@ fn escapes(constraints: &[Constraint]) -> bool {
     })
 }
 
+/// What scoring a node for one placement reads that does not depend on the
+/// node: looked up once per placement instead of once per node visited.
+/// The compiler cannot hoist these reads out of the scoring loop itself, as
+/// the loop writes node records through `Cell`s.
+pub(super) struct Ask<'a> {
+    group: GroupRef,
+    job_spec: &'a JobSpec,
+    /// The group at the job's current version.
+    group_spec: &'a GroupSpec,
+    /// Whether the job's constraints, and the group's, escape the computed
+    /// class (then its eligibility is not cached).
+    job_escaped: bool,
+    group_escaped: bool,
+    /// The group's count, for the anti-affinity penalty.
+    count: u32,
+    /// Bin-pack or spread fitness from the two free-resource terms.
+    fitness: fn(f64, f64) -> f64,
+}
+
 impl Simulation<'_> {
+    /// The node-independent part of scoring `group`'s placements.
+    pub(super) fn ask(&self, group: GroupRef) -> Ask<'_> {
+        let job_spec = &self.scenario.jobs[group.job.index()];
+        let job_state = &self.jobs[group.job.index()];
+        let group_spec = &job_spec.groups_of(job_state.version)[group.group_index()];
+        Ask {
+            group,
+            job_spec,
+            group_spec,
+            job_escaped: escapes(&job_spec.constraints),
+            group_escaped: escapes(&group_spec.constraints),
+            count: job_state.counts[group.group_index()],
+            fitness: match self.scenario.cluster.scheduler_algorithm {
+                SchedulerAlgorithm::Binpack => rank::binpack_from_terms,
+                SchedulerAlgorithm::Spread => rank::spread_from_terms,
+            },
+        }
+    }
+
     pub(super) fn schedule(&mut self, job: JobId, attempt: u32) -> Plan {
         let mut plan = Plan {
             job,
@@ -707,6 +746,7 @@ impl Simulation<'_> {
             .raised_limit
             .unwrap_or_else(|| rank::score_limit(total, batch));
         self.prepare_volume_verdicts(ctx, group, volumes);
+        let ask = self.ask(group);
         // Filter reasons counted in a short list (a handful of distinct
         // reasons, each met many times on a full cluster); the ordered map
         // is built only if the placement fails.
@@ -743,7 +783,7 @@ impl Simulation<'_> {
                 ahead = 0;
             }
             visited += 1;
-            match self.score_node(ctx, node, group, volumes, penalty) {
+            match self.score_node(ctx, node, &ask, volumes, penalty) {
                 Err(reason) => match filtered.iter_mut().find(|(seen, _)| *seen == reason) {
                     Some((_, count)) => *count += 1,
                     None => filtered.push((reason, 1)),
@@ -786,17 +826,21 @@ impl Simulation<'_> {
         &self,
         ctx: &mut PlanContext,
         node: NodeId,
-        group: GroupRef,
+        ask: &Ask,
         volumes: &[ResolvedVolume],
         penalty: &[NodeId],
     ) -> Result<f64, FilterReason> {
-        let job_spec = &self.scenario.jobs[group.job.index()];
-        let group_spec =
-            &job_spec.groups_of(self.jobs[group.job.index()].version)[group.group_index()];
-        let node_spec = &self.scenario.nodes[node.index()];
+        let Ask {
+            group,
+            job_spec,
+            group_spec,
+            job_escaped,
+            group_escaped,
+            ..
+        } = *ask;
+        // Read only where the class's eligibility is not yet known.
+        let node_spec = || &self.scenario.nodes[node.index()];
         let class = self.node_table.class(node);
-
-        let job_escaped = escapes(&job_spec.constraints);
         let classes = self.class_count;
         match ctx.job_classes[class as usize] {
             Some(false) => return Err(FilterReason::ComputedClassIneligible),
@@ -805,7 +849,7 @@ impl Simulation<'_> {
                 let failed = job_spec
                     .constraints
                     .iter()
-                    .position(|c| !constraint_holds_at(c, node_spec, self.policy.nomad()));
+                    .position(|c| !constraint_holds_at(c, node_spec(), self.policy.nomad()));
                 if !job_escaped {
                     ctx.job_classes[class as usize] = Some(failed.is_none());
                 }
@@ -814,7 +858,6 @@ impl Simulation<'_> {
                 }
             }
         }
-        let group_escaped = escapes(&group_spec.constraints);
         let cached = if group_escaped {
             None
         } else {
@@ -831,13 +874,13 @@ impl Simulation<'_> {
                 }
             }
             None => {
-                let problem = if !group_spec.drivers.is_subset(node_spec.drivers) {
+                let problem = if !group_spec.drivers.is_subset(node_spec().drivers) {
                     Some(FilterReason::MissingDrivers)
                 } else {
                     group_spec
                         .constraints
                         .iter()
-                        .position(|c| !constraint_holds_at(c, node_spec, self.policy.nomad()))
+                        .position(|c| !constraint_holds_at(c, node_spec(), self.policy.nomad()))
                         .map(|i| FilterReason::Constraint {
                             group,
                             index: job_spec.constraints.len() + i,
@@ -893,12 +936,8 @@ impl Simulation<'_> {
 
         let mut scores = [0.0; 5];
         let mut appended = 0;
-        let fitness = match self.scenario.cluster.scheduler_algorithm {
-            SchedulerAlgorithm::Binpack => rank::binpack_from_terms,
-            SchedulerAlgorithm::Spread => rank::spread_from_terms,
-        };
         scores[appended] = self.node_table.fitness(node, used_cpu, used_memory, || {
-            fitness(
+            (ask.fitness)(
                 self.free_terms.term(used_cpu, cpu),
                 self.free_terms.term(used_memory, memory),
             )
@@ -906,8 +945,7 @@ impl Simulation<'_> {
         appended += 1;
         let here = self.fill_group_counts(ctx, group)[node.index()];
         let collisions = here.live + here.proposed;
-        let count = self.jobs[group.job.index()].counts[group.group_index()];
-        if let Some(penalty) = rank::anti_affinity_penalty(collisions, count) {
+        if let Some(penalty) = rank::anti_affinity_penalty(collisions, ask.count) {
             scores[appended] = penalty;
             appended += 1;
         }

@@ -77,7 +77,8 @@ impl Simulation<'_> {
         for (group, node, previous) in wants {
             let volumes = self.resolve_volumes(group, SYSTEM_ALLOC_INDEX);
             self.prepare_volume_verdicts(&mut ctx, group, &volumes);
-            match self.score_node(&mut ctx, node, group, &volumes, &[]) {
+            let ask = self.ask(group);
+            match self.score_node(&mut ctx, node, &ask, &volumes, &[]) {
                 Ok(_) => {
                     let (volumes, claim_modes): (Vec<(VolumeId, ClaimMode)>, Vec<Capability>) =
                         volumes
