@@ -88,7 +88,7 @@ impl Simulation<'_> {
                 self.nodes[near.index()].allocs.prefetch_end();
             }
             let placements = &rest.as_slice()[..run];
-            if let Err(reason) = self.node_plan_fits(node, placements, &accepted_claims) {
+            if let Err(reason) = self.node_plan_fits(node, placements, &mut accepted_claims) {
                 fully_applied = false;
                 self.metrics.plan_rejections += 1;
                 let seen = placements
@@ -106,20 +106,20 @@ impl Simulation<'_> {
                 continue;
             }
             for placement in rest.by_ref().take(run) {
-                for &(volume, mode) in placement.volumes() {
-                    accepted_claims.entry(volume).or_default().add(mode);
-                }
                 self.commit_placement(placement);
             }
         }
         fully_applied
     }
 
+    /// Whether `node`'s part of a plan still fits, given what the node plans
+    /// accepted before it claim (`accepted_claims`, plan-aware only: the
+    /// node plan's own claims are added to it when it fits).
     fn node_plan_fits(
         &self,
         node: NodeId,
         placements: &[Placement],
-        accepted_claims: &BTreeMap<VolumeId, ClaimCounts>,
+        accepted_claims: &mut BTreeMap<VolumeId, ClaimCounts>,
     ) -> Result<(), String> {
         let spec = &self.scenario.nodes[node.index()];
         let (node_cpu, node_memory) = self.node_table.capacity(node);
@@ -137,24 +137,51 @@ impl Simulation<'_> {
             return Err(format!("allocations no longer fit on node {}", spec.name));
         }
         if self.policy.plan_aware_claims() {
-            let mut mine: BTreeMap<VolumeId, ClaimCounts> = BTreeMap::new();
-            for placement in placements {
-                for (i, &(volume, mode)) in placement.volumes().iter().enumerate() {
-                    let held = self.volumes[volume.index()]
-                        .plan_aware_counts()
-                        .plus(accepted_claims.get(&volume).copied().unwrap_or_default())
-                        .plus(mine.get(&volume).copied().unwrap_or_default());
-                    let claim = placement.claim_modes()[i];
-                    let pinned = self.volumes[volume.index()].pinned_mode();
-                    if pinned.is_some_and(|p| p != claim) {
-                        return Err(FilterReason::CsiModeConflict(volume).describe(self.scenario));
-                    }
-                    plan_aware_claim_check(volume, claim.access_mode, held, mode)
-                        .map_err(|reason| reason.describe(self.scenario))?;
-                    mine.entry(volume).or_default().add(mode);
+            // Each claim is checked against the volume's claims, the
+            // accepted node plans' and this node plan's earlier ones (added
+            // to `accepted_claims` as they pass, taken back if the node plan
+            // does not fit).
+            let mut added = 0;
+            let checked = self
+                .node_plan_claims_hold(placements, accepted_claims, &mut added)
+                .and_then(|()| self.attach_limits_hold(node, placements));
+            if checked.is_err() {
+                let claims = placements.iter().flat_map(|p| p.volumes().iter());
+                for &(volume, mode) in claims.take(added) {
+                    accepted_claims
+                        .get_mut(&volume)
+                        .expect("added above")
+                        .remove(mode);
                 }
             }
-            self.attach_limits_hold(node, placements)?;
+            checked?;
+        }
+        Ok(())
+    }
+
+    /// Plan-aware: every claim of the node plan passes the check against
+    /// the claims held and accepted so far; each that passes is added to
+    /// `accepted_claims` and counted in `added`.
+    fn node_plan_claims_hold(
+        &self,
+        placements: &[Placement],
+        accepted_claims: &mut BTreeMap<VolumeId, ClaimCounts>,
+        added: &mut usize,
+    ) -> Result<(), String> {
+        for placement in placements {
+            for (&(volume, mode), &claim) in placement.volumes().iter().zip(placement.claim_modes())
+            {
+                let state = &self.volumes[volume.index()];
+                let accepted = accepted_claims.entry(volume).or_default();
+                let held = state.plan_aware_counts().plus(*accepted);
+                if state.pinned_mode().is_some_and(|p| p != claim) {
+                    return Err(FilterReason::CsiModeConflict(volume).describe(self.scenario));
+                }
+                plan_aware_claim_check(volume, claim.access_mode, held, mode)
+                    .map_err(|reason| reason.describe(self.scenario))?;
+                accepted.add(mode);
+                *added += 1;
+            }
         }
         Ok(())
     }
