@@ -734,19 +734,17 @@ impl Simulation<'_> {
         if total == 0 {
             return Err(BTreeMap::from([(FilterReason::NoNodes, 0)]));
         }
-        let batch = self.scenario.jobs[group.job.index()].is_batch();
+        let ask = self.ask(group);
         if let Some(prefs) = ctx.preferences.as_deref_mut() {
             // stack.go Select: spread or affinity scores max(count, 100) nodes.
             if self.prepare_group(prefs, group) {
-                let count = self.jobs[group.job.index()].counts[group.group_index()];
-                ctx.raised_limit = Some(rank::preference_limit(count));
+                ctx.raised_limit = Some(rank::preference_limit(ask.count));
             }
         }
         let limit = ctx
             .raised_limit
-            .unwrap_or_else(|| rank::score_limit(total, batch));
+            .unwrap_or_else(|| rank::score_limit(total, ask.job_spec.is_batch()));
         self.prepare_volume_verdicts(ctx, group, volumes);
-        let ask = self.ask(group);
         // Filter reasons counted in a short list (a handful of distinct
         // reasons, each met many times on a full cluster); the ordered map
         // is built only if the placement fails.
