@@ -315,7 +315,11 @@ impl<'s> Simulation<'s> {
             .collect();
         // Timeline events go in first, so at equal times the cluster changes
         // (say, a node down at 0s) before jobs arrive; ties keep file order.
-        let mut queue = EventQueue::with_capacity(1024);
+        // Room for what is queued now: a sweep builds a simulation per run,
+        // and a fixed 24 kB queue was the one allocation per run too large
+        // for the allocator's per-thread cache (each made it sweep its fast
+        // bins); the queue grows by doubling when a run needs more.
+        let mut queue = EventQueue::with_capacity(scenario.events.len() + scenario.jobs.len() + 16);
         for (index, event) in scenario.events.iter().enumerate() {
             queue.schedule(event.at, Event::Timeline(index));
         }
