@@ -194,10 +194,11 @@ struct Simulation<'s> {
     /// 40,000-node cluster it is 160 kB, which the allocator would map and
     /// unmap (and the kernel zero) once per evaluation.
     spare_order: Vec<NodeId>,
-    /// The last evaluation's per-node group counts (one vector per group of
-    /// its job, emptied), reused for the same reason: at 40,000 nodes each
-    /// is 320 kB. Never more than the largest job's groups times the nodes.
-    spare_group_counts: Vec<Vec<hot::GroupCounts>>,
+    /// The last evaluation's per-node group counts (one tally per group of
+    /// its job, zeroed), reused for the same reason: at 40,000 nodes each
+    /// is 320 kB. Never more than the largest job's groups times the nodes
+    /// times 12 bytes (a count pair and a touched node each).
+    spare_group_counts: Vec<hot::GroupTally>,
     nodes: Vec<NodeState>,
     volumes: Vec<VolumeState>,
     jobs: Vec<JobState>,
