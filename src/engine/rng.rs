@@ -16,11 +16,11 @@ pub enum Stream {
 
 pub struct SimRng {
     inner: ChaCha8Rng,
-    /// `reciprocals[d]` is `d`'s [`Reciprocal`], for every bound `d` a
-    /// shuffle has used so far (entries 0 and 1 unused). Grown to the longest
-    /// list shuffled: 16 bytes per candidate node, at most 1.6 MB at
+    /// `reciprocals[d]` is `d`'s [`Reciprocal::scaled`], for every bound
+    /// `d` a shuffle has used so far (entries 0 and 1 unused). Grown to the
+    /// longest list shuffled: 16 bytes per candidate node, at most 1.6 MB at
     /// `MAX_NODES`.
-    reciprocals: Vec<Reciprocal>,
+    reciprocals: Vec<u128>,
 }
 
 impl SimRng {
@@ -56,13 +56,18 @@ impl SimRng {
         if self.reciprocals.len() < items.len() + 1 {
             let from = self.reciprocals.len();
             self.reciprocals
-                .extend((from..=items.len()).map(|d| Reciprocal::of(d as u64)));
+                .extend((from..=items.len()).map(|d| Reciprocal::of(d as u64).scaled));
         }
         for i in (1..items.len()).rev() {
             let bound = i as u64 + 1;
             let draw = self.inner.next_u64();
             let j = if draw <= u64::MAX - bound {
-                self.reciprocals[i + 1].remainder(draw)
+                let scaled = self.reciprocals[i + 1];
+                Reciprocal {
+                    divisor: bound,
+                    scaled,
+                }
+                .remainder(draw)
             } else {
                 accept_or_redraw(&mut self.inner, bound, draw)
             };
