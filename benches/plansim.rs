@@ -1,4 +1,5 @@
-//! `cargo bench`: the event queue alone, one placement on a 5,000-node
+//! `cargo bench`: the event queue alone, the node shuffle of one evaluation
+//! on a 40,000-node cluster, one placement on a 5,000-node
 //! cluster, the C1M shapes end to end (and the SimPy peer's workload), the
 //! report's scenario, the sweep pipeline's parts (replaying an experiment's
 //! runs, their journal lines, the outputs rendered from them), and the
@@ -10,6 +11,7 @@ use std::path::Path;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use plansim::engine::queue::EventQueue;
+use plansim::engine::rng::{SimRng, Stream};
 use plansim::model::policy::Policy;
 use plansim::model::scenario::Scenario;
 use plansim::model::time::Millis;
@@ -50,6 +52,24 @@ fn event_queue(c: &mut Criterion) {
                 }
             }
             black_box(popped)
+        })
+    });
+    group.finish();
+}
+
+/// One evaluation's node shuffle on a 40,000-node cluster: a draw per
+/// node, which at 1,000 placements an evaluation is what the cluster's size
+/// adds to each placement (README, Performance: cluster size).
+fn node_shuffle(c: &mut Criterion) {
+    const NODES: u32 = 40_000;
+    let mut group = c.benchmark_group("node_shuffle");
+    group.throughput(Throughput::Elements(u64::from(NODES)));
+    let mut rng = SimRng::new(1, Stream::NodeShuffle);
+    let mut order: Vec<u32> = (0..NODES).collect();
+    group.bench_function("40000_nodes", |b| {
+        b.iter(|| {
+            rng.shuffle(black_box(&mut order));
+            black_box(order[0])
         })
     });
     group.finish();
@@ -186,6 +206,7 @@ fn sweep_pipeline(c: &mut Criterion) {
 criterion_group!(
     benches,
     event_queue,
+    node_shuffle,
     one_placement,
     report_scenario,
     c1m,
