@@ -48,7 +48,7 @@ impl SimRng {
     /// accepted, and only the rare draw above it (a chance of `bound` in
     /// 2^64) takes the rejection path, which consumes the stream exactly as
     /// `uniform_below` does. The accepted draw's remainder is taken by
-    /// multiplying with the bound's [`Reciprocal`], not by the 64-bit
+    /// multiplying with the bound's reciprocal (`Reciprocal`), not by the 64-bit
     /// divide, which took three quarters of the shuffle's time: the bounds
     /// are the same `len, len - 1, ..., 2` in every evaluation, so their
     /// reciprocals are computed once per run.

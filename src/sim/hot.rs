@@ -10,7 +10,7 @@ use crate::model::ids::{AllocId, GroupRef, NodeId};
 
 /// The live allocations of every task group, with their nodes (what job
 /// anti-affinity and `distinct_hosts` count per node). An evaluation turns
-/// its job's lists into flat per-node counts once ([`LiveAllocs::count_on_nodes`])
+/// its job's lists into flat per-node counts once ([`GroupTally::count_live`])
 /// instead of looking up an ordered map per node scored.
 #[derive(Default)]
 pub(super) struct LiveAllocs {
