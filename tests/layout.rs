@@ -38,7 +38,11 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
             if path.is_dir() {
                 pending.push(path);
             } else if path.extension().is_some_and(|ext| ext == "rs") {
-                found.push(path.strip_prefix(root()).expect("below the root").to_path_buf());
+                found.push(
+                    path.strip_prefix(root())
+                        .expect("below the root")
+                        .to_path_buf(),
+                );
             }
         }
     }
@@ -66,7 +70,10 @@ fn no_source_file_is_over_the_line_limit() {
             }
         }
     }
-    assert!(over.is_empty(), "files over {MAX_FILE_LINES} lines:\n{over}");
+    assert!(
+        over.is_empty(),
+        "files over {MAX_FILE_LINES} lines:\n{over}"
+    );
 }
 
 /// Collects each function's length: free functions, methods and trait
@@ -110,13 +117,20 @@ fn no_function_is_over_the_line_limit() {
             lengths.visit_file(&parse(&file));
             for (name, line, length) in lengths.found {
                 if length > MAX_FN_LINES {
-                    writeln!(over, "{}:{line}: fn {name} is {length} lines", file.display())
-                        .unwrap();
+                    writeln!(
+                        over,
+                        "{}:{line}: fn {name} is {length} lines",
+                        file.display()
+                    )
+                    .unwrap();
                 }
             }
         }
     }
-    assert!(over.is_empty(), "functions over {MAX_FN_LINES} lines:\n{over}");
+    assert!(
+        over.is_empty(),
+        "functions over {MAX_FN_LINES} lines:\n{over}"
+    );
 }
 
 /// A module path below `crate`, e.g. `["sim", "server", "applier"]`.
@@ -137,7 +151,8 @@ fn module_of(file: &Path) -> Option<ModulePath> {
         .map(|part| part.to_string_lossy().into_owned())
         .collect();
     let last = parts.pop()?;
-    if parts.first().is_some_and(|first| first == "bin") || (parts.is_empty() && last == "main.rs") {
+    if parts.first().is_some_and(|first| first == "bin") || (parts.is_empty() && last == "main.rs")
+    {
         return None;
     }
     match last.as_str() {
@@ -159,7 +174,8 @@ impl<'ast> Visit<'ast> for InlineModules<'_> {
     fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
         if item.content.is_some() {
             self.current.push(item.ident.to_string());
-            self.file_of.insert(self.current.clone(), self.file.to_path_buf());
+            self.file_of
+                .insert(self.current.clone(), self.file.to_path_buf());
             syn::visit::visit_item_mod(self, item);
             self.current.pop();
         }
@@ -246,7 +262,8 @@ impl PathsWritten {
                 self.found.push((self.current.clone(), full, line));
             }
             syn::UseTree::Glob(_) => {
-                self.found.push((self.current.clone(), prefix.clone(), line));
+                self.found
+                    .push((self.current.clone(), prefix.clone(), line));
             }
             syn::UseTree::Group(group) => {
                 for item in &group.items {
@@ -325,7 +342,12 @@ fn circles(graph: &BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>) -> Vec<Vec<PathB
             self.low.insert(node, number);
             self.stack.push(node);
             self.on_stack.insert(node);
-            for next in self.graph.get(node).into_iter().flat_map(|edges| edges.keys()) {
+            for next in self
+                .graph
+                .get(node)
+                .into_iter()
+                .flat_map(|edges| edges.keys())
+            {
                 if !self.index.contains_key(next) {
                     self.visit(next);
                     let low = self.low[node].min(self.low[next]);
@@ -391,16 +413,33 @@ fn no_import_circle_between_files() {
 #[test]
 fn the_circle_check_sees_a_circle_and_resolves_paths() {
     let module = |path: &str| -> ModulePath {
-        path.split("::").filter(|s| !s.is_empty()).map(String::from).collect()
+        path.split("::")
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
     };
     let files: Vec<(PathBuf, ModulePath, syn::File)> = [
         ("src/lib.rs", "", "pub mod a;"),
         ("src/a/mod.rs", "a", "mod b; mod c; pub use b::Thing;"),
-        ("src/a/b.rs", "a::b", "use super::c::helper; pub struct Thing;"),
-        ("src/a/c.rs", "a::c", "pub fn helper() { let _ = crate::a::Thing; } mod tests { use super::*; }"),
+        (
+            "src/a/b.rs",
+            "a::b",
+            "use super::c::helper; pub struct Thing;",
+        ),
+        (
+            "src/a/c.rs",
+            "a::c",
+            "pub fn helper() { let _ = crate::a::Thing; } mod tests { use super::*; }",
+        ),
     ]
     .into_iter()
-    .map(|(file, path, text)| (PathBuf::from(file), module(path), syn::parse_file(text).unwrap()))
+    .map(|(file, path, text)| {
+        (
+            PathBuf::from(file),
+            module(path),
+            syn::parse_file(text).unwrap(),
+        )
+    })
     .collect();
     let table = ModuleTable::new(&files);
     let segments = |path: &str| -> Vec<String> { path.split("::").map(String::from).collect() };
@@ -409,10 +448,19 @@ fn the_circle_check_sees_a_circle_and_resolves_paths() {
             .resolve(&module(from), &segments(path))
             .map(|file| file.display().to_string())
     };
-    assert_eq!(file_of("a::b", "super::c::helper").as_deref(), Some("src/a/c.rs"));
+    assert_eq!(
+        file_of("a::b", "super::c::helper").as_deref(),
+        Some("src/a/c.rs")
+    );
     assert_eq!(file_of("a", "b::Thing").as_deref(), Some("src/a/b.rs"));
-    assert_eq!(file_of("a::c", "crate::a::Thing").as_deref(), Some("src/a/mod.rs"));
-    assert_eq!(file_of("a::c::tests", "super::helper").as_deref(), Some("src/a/c.rs"));
+    assert_eq!(
+        file_of("a::c", "crate::a::Thing").as_deref(),
+        Some("src/a/mod.rs")
+    );
+    assert_eq!(
+        file_of("a::c::tests", "super::helper").as_deref(),
+        Some("src/a/c.rs")
+    );
     assert_eq!(file_of("a::b", "std::fmt"), None);
     let mut graph: BTreeMap<PathBuf, BTreeMap<PathBuf, usize>> = BTreeMap::new();
     for (file, module, ast) in &files {
@@ -425,7 +473,10 @@ fn the_circle_check_sees_a_circle_and_resolves_paths() {
             if let Some(target) = table.resolve(&from, &segments)
                 && target != file
             {
-                graph.entry(file.clone()).or_default().insert(target.clone(), line);
+                graph
+                    .entry(file.clone())
+                    .or_default()
+                    .insert(target.clone(), line);
             }
         }
     }

@@ -343,7 +343,21 @@ fn yaml(world: &World) -> String {
         "plugins:\n  - {{id: csi, enforces_access_mode: {}, controller_required: {}, controller_publish_latency: 1s}}\nvolumes:\n",
         world.enforcing, world.controller_required
     );
-    let attachment = |block: bool| if block { "block-device" } else { "file-system" };
+    out += &yaml_volumes(world);
+    out += "jobs:\n";
+    for (j, job) in world.jobs.iter().enumerate() {
+        out += &yaml_job(world, j, job);
+    }
+    if world.plugin_job {
+        out += &plugin_jobs(world);
+    }
+    out += &yaml_events(world);
+    out
+}
+
+/// The `volumes:` section of [`yaml`].
+fn yaml_volumes(world: &World) -> String {
+    let mut out = String::new();
     for (i, mode) in world.modes.iter().enumerate() {
         match world.capabilities.get(i).and_then(Option::as_ref) {
             Some(caps) => {
@@ -370,78 +384,95 @@ fn yaml(world: &World) -> String {
             }
         }
     }
-    out += "jobs:\n";
-    for (j, job) in world.jobs.iter().enumerate() {
-        let kind = ["service", "batch", "system", "sysbatch"][job.kind];
+    out
+}
+
+/// A volume's attachment mode as the scenario names it.
+fn attachment(block: bool) -> &'static str {
+    if block { "block-device" } else { "file-system" }
+}
+
+/// One job of [`yaml`], its groups included.
+fn yaml_job(world: &World, j: usize, job: &Job) -> String {
+    let mut out = String::new();
+    let kind = ["service", "batch", "system", "sysbatch"][job.kind];
+    out += &format!(
+        "  - id: j{j}\n    type: {kind}\n    submit_at: {}s\n    datacenters: [dc1, dc2]\n",
+        job.submit_s
+    );
+    if job.kind < 2 {
+        out += &preferences(job);
+    }
+    if let (0, Some((canary, auto_promote, max_parallel))) = (job.kind, job.update) {
         out += &format!(
-            "  - id: j{j}\n    type: {kind}\n    submit_at: {}s\n    datacenters: [dc1, dc2]\n",
-            job.submit_s
+            "    update: {{max_parallel: {max_parallel}, canary: {canary}, auto_promote: {auto_promote}, min_healthy_time: 5s, progress_deadline: 2m, auto_revert: true}}\n"
         );
-        if job.kind < 2 {
-            out += &preferences(job);
-        }
-        if let (0, Some((canary, auto_promote, max_parallel))) = (job.kind, job.update) {
-            out += &format!(
-                "    update: {{max_parallel: {max_parallel}, canary: {canary}, auto_promote: {auto_promote}, min_healthy_time: 5s, progress_deadline: 2m, auto_revert: true}}\n"
-            );
-        }
-        out += "    groups:\n";
-        for (g, group) in job.groups.iter().enumerate() {
-            // A system group runs at most one allocation per node.
-            let count = if job.kind >= 2 {
-                group.count.min(1)
-            } else {
-                group.count
-            };
-            out += &format!("      - name: g{g}\n        count: {count}\n");
-            if g == 0 && job.kind < 2 && job.prefs & 2 != 0 {
-                out += "        constraints: [{operator: distinct_hosts}]\n";
-            }
-            let (window, stop_after, max_parallel) = group.disconnect;
-            if let Some(s) = window {
-                out += &format!("        max_client_disconnect: {s}s\n");
-            }
-            if let Some(s) = stop_after {
-                out += &format!("        stop_after_client_disconnect: {s}s\n");
-            }
-            out +=
-                &format!("        migrate: {{max_parallel: {max_parallel}}}\n        volumes: {{");
-            let requests: Vec<String> = group
-                .requests
-                .iter()
-                .enumerate()
-                .map(|(r, req)| {
-                    let mode = req
-                        .mode
-                        .map(|(m, block)| {
-                            format!(
-                                ", access_mode: {}, attachment_mode: {}",
-                                MODES[m],
-                                attachment(block)
-                            )
-                        })
-                        .unwrap_or_default();
+    }
+    out += "    groups:\n";
+    for (g, group) in job.groups.iter().enumerate() {
+        out += &yaml_group(world, job, g, group);
+    }
+    out
+}
+
+/// One group of [`yaml_job`].
+fn yaml_group(world: &World, job: &Job, g: usize, group: &Group) -> String {
+    let mut out = String::new();
+    // A system group runs at most one allocation per node.
+    let count = if job.kind >= 2 {
+        group.count.min(1)
+    } else {
+        group.count
+    };
+    out += &format!("      - name: g{g}\n        count: {count}\n");
+    if g == 0 && job.kind < 2 && job.prefs & 2 != 0 {
+        out += "        constraints: [{operator: distinct_hosts}]\n";
+    }
+    let (window, stop_after, max_parallel) = group.disconnect;
+    if let Some(s) = window {
+        out += &format!("        max_client_disconnect: {s}s\n");
+    }
+    if let Some(s) = stop_after {
+        out += &format!("        stop_after_client_disconnect: {s}s\n");
+    }
+    out += &format!("        migrate: {{max_parallel: {max_parallel}}}\n        volumes: {{");
+    let requests: Vec<String> = group
+        .requests
+        .iter()
+        .enumerate()
+        .map(|(r, req)| {
+            let mode = req
+                .mode
+                .map(|(m, block)| {
                     format!(
-                        "r{r}: {{type: csi, source: v{}, read_only: {}{mode}}}",
-                        req.volume % world.modes.len(),
-                        req.read_only
+                        ", access_mode: {}, attachment_mode: {}",
+                        MODES[m],
+                        attachment(block)
                     )
                 })
-                .collect();
-            out += &requests.join(", ");
-            let run_for = job
-                .run_for_s
-                .map(|s| format!(", run_for: {s}s"))
                 .unwrap_or_default();
-            out += &format!(
-                "}}\n        tasks: [{{name: t, cpu: {}{run_for}, healthy_after: {}s}}]\n",
-                group.cpu, job.healthy_after_s
-            );
-        }
-    }
-    if world.plugin_job {
-        out += &plugin_jobs(world);
-    }
+            format!(
+                "r{r}: {{type: csi, source: v{}, read_only: {}{mode}}}",
+                req.volume % world.modes.len(),
+                req.read_only
+            )
+        })
+        .collect();
+    out += &requests.join(", ");
+    let run_for = job
+        .run_for_s
+        .map(|s| format!(", run_for: {s}s"))
+        .unwrap_or_default();
+    out += &format!(
+        "}}\n        tasks: [{{name: t, cpu: {}{run_for}, healthy_after: {}s}}]\n",
+        group.cpu, job.healthy_after_s
+    );
+    out
+}
+
+/// The `events:` section of [`yaml`], if any.
+fn yaml_events(world: &World) -> String {
+    let mut out = String::new();
     let nodes = world.nodes.len();
     let jobs = world.jobs.len();
     let events: Vec<String> = world
