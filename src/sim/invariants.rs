@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use super::Simulation;
-use super::state::{AllocState, ClaimState};
 use crate::model::access::{ClaimCounts, ClaimMode, permits};
 use crate::model::ids::{AllocId, NodeId, VolumeId};
+use crate::sim::simulation::Simulation;
+use crate::sim::state::store::{AllocState, ClaimState};
 
 impl Simulation<'_> {
-    pub(super) fn check_invariants(&self) {
+    pub(crate) fn check_invariants(&self) {
         let mut cpu = vec![0u64; self.nodes.len()];
         let mut memory = vec![0u64; self.nodes.len()];
         let mut running = vec![Vec::new(); self.jobs.len()];

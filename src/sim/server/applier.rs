@@ -6,20 +6,19 @@
 
 use std::collections::BTreeMap;
 
-use super::feasibility::{FilterReason, plan_aware_claim_check};
-use super::hot;
-use super::scheduler::{Placement, Plan};
-use super::state::{
-    Alloc, AllocState, MaybeScore, MaybeSeq, MaybeStamp, RescheduleTracker, Stamp, count_up,
-};
-use super::trace::{TraceKind, TraceRecord};
-use super::{Event, Simulation};
 use crate::model::access::ClaimCounts;
 use crate::model::ids::{AllocId, NodeId, VolumeId};
+use crate::sim::server::scheduler::feasibility::{FilterReason, plan_aware_claim_check};
+use crate::sim::server::scheduler::hot;
+use crate::sim::server::scheduler::plan::{Placement, Plan};
+use crate::sim::simulation::{Event, Simulation};
+use crate::sim::state::alloc_parts::{MaybeScore, MaybeSeq, MaybeStamp, RescheduleTracker, Stamp};
+use crate::sim::state::store::{Alloc, AllocState, count_up};
+use crate::sim::trace::{TraceKind, TraceRecord};
 
 impl Simulation<'_> {
     /// Applies a plan; returns whether every part of it was committed.
-    pub(super) fn apply_plan(&mut self, plan: Plan) -> bool {
+    pub(crate) fn apply_plan(&mut self, plan: Plan) -> bool {
         if plan.is_empty() {
             return true;
         }
@@ -115,7 +114,7 @@ impl Simulation<'_> {
     /// Whether `node`'s part of a plan still fits, given what the node plans
     /// accepted before it claim (`accepted_claims`, plan-aware only: the
     /// node plan's own claims are added to it when it fits).
-    fn node_plan_fits(
+    pub(crate) fn node_plan_fits(
         &self,
         node: NodeId,
         placements: &[Placement],
@@ -162,7 +161,7 @@ impl Simulation<'_> {
     /// Plan-aware: every claim of the node plan passes the check against
     /// the claims held and accepted so far; each that passes is added to
     /// `accepted_claims` and counted in `added`.
-    fn node_plan_claims_hold(
+    pub(crate) fn node_plan_claims_hold(
         &self,
         placements: &[Placement],
         accepted_claims: &mut BTreeMap<VolumeId, ClaimCounts>,
@@ -188,7 +187,11 @@ impl Simulation<'_> {
 
     /// Plan-aware: the node's plugins can attach every volume this node plan
     /// adds to those already attached or promised there.
-    fn attach_limits_hold(&self, node: NodeId, placements: &[Placement]) -> Result<(), String> {
+    pub(crate) fn attach_limits_hold(
+        &self,
+        node: NodeId,
+        placements: &[Placement],
+    ) -> Result<(), String> {
         if !self.node_table.limits_attachments(node) {
             // No plugin here has a `max_volumes`: nothing to count (and no
             // set of the node's volumes to build for every node plan).
@@ -215,7 +218,7 @@ impl Simulation<'_> {
         Ok(())
     }
 
-    fn commit_placement(&mut self, mut placement: Placement) {
+    pub(crate) fn commit_placement(&mut self, mut placement: Placement) {
         let now = self.now();
         let seen = placement.seen.take().map(|s| vec![*s]).unwrap_or_default();
         let id = AllocId::from_index(self.allocs.len());
@@ -231,9 +234,16 @@ impl Simulation<'_> {
                 let failed_at = old_tracker.failed_at;
                 let mut history = std::mem::take(&mut old_tracker.history);
                 let mut penalty_nodes = std::mem::take(&mut old_tracker.penalty_nodes);
-                let delay =
-                    super::reschedule::next_delay(&group_spec.reschedule, &history, failed_at);
-                let keep = super::reschedule::tracker_window(&group_spec.reschedule, &history, now);
+                let delay = crate::sim::server::reschedule::next_delay(
+                    &group_spec.reschedule,
+                    &history,
+                    failed_at,
+                );
+                let keep = crate::sim::server::reschedule::tracker_window(
+                    &group_spec.reschedule,
+                    &history,
+                    now,
+                );
                 history.drain(..history.len() - keep);
                 penalty_nodes.drain(..penalty_nodes.len() - keep);
                 history.push((now, delay));
