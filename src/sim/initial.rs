@@ -11,11 +11,7 @@ use crate::model::scenario::Capability;
 use crate::model::time::Millis;
 use crate::sim::server::scheduler::plan::ResolvedVolume;
 use crate::sim::simulation::{Event, Simulation};
-use crate::sim::state::alloc_parts::MaybeScore;
-use crate::sim::state::alloc_parts::MaybeSeq;
-use crate::sim::state::alloc_parts::MaybeStamp;
-use crate::sim::state::alloc_parts::Stamp;
-use crate::sim::state::alloc_parts::VolumeClaims;
+use crate::sim::state::alloc_parts::{MaybeScore, MaybeSeq, MaybeStamp, Stamp, VolumeClaims};
 use crate::sim::state::store::*;
 use crate::sim::trace::{TraceKind, TraceRecord};
 

@@ -22,7 +22,7 @@
 //! (`invariants.rs`, `distinct_invariants.rs`), the run's caps (`stall.rs`)
 //! and the trace ([`trace`], `seen.rs`).
 //!
-//! Every part changes the one [`simulation::Simulation`] through its own
+//! Every part changes the one `Simulation` (simulation.rs) through its own
 //! `impl Simulation` block; the struct and the types it holds live in files
 //! that import none of those handlers, so the file graph has no circle.
 

@@ -203,53 +203,8 @@ pub(crate) struct Simulation<'s> {
 
 impl<'s> Simulation<'s> {
     pub(crate) fn new(scenario: &'s Scenario, options: RunOptions) -> Self {
-        let nodes = scenario
-            .nodes
-            .iter()
-            .map(|spec| NodeState {
-                status: NodeStatus::Ready,
-                eligible: true,
-                plugin_healthy: spec.csi_plugins.iter().map(|p| p.healthy).collect(),
-                allocs: Default::default(),
-                claimed_volumes: Default::default(),
-                alloc_volumes: Default::default(),
-                published_volumes: Default::default(),
-                counted_volumes: Default::default(),
-                down_since: Millis::ZERO,
-                plugin_present: spec.csi_plugins.iter().map(|p| !p.from_job).collect(),
-                plugin_providers: vec![0; spec.csi_plugins.len()],
-                disconnected_at: None,
-            })
-            .collect();
-        let jobs = scenario
-            .jobs
-            .iter()
-            .map(|spec| {
-                let groups = spec.groups.len();
-                JobState {
-                    status: JobStatus::NotSubmitted,
-                    counts: spec.groups.iter().map(|g| g.count).collect(),
-                    latest: vec![Default::default(); groups],
-                    running: vec![0; groups],
-                    complete: vec![0; groups],
-                    // Unregistered jobs count as satisfied; registration flips them.
-                    satisfied: vec![true; groups],
-                    eval_queued: false,
-                    eval_in_flight: false,
-                    eval_dirty: false,
-                    healthy: vec![0; groups],
-                    ever_available: vec![false; groups],
-                    unavailable_since: vec![None; groups],
-                    version: 0,
-                    stable_version: 0,
-                    deployment: None,
-                    deployments_started: 0,
-                    last_success: None,
-                    canaries: Vec::new(),
-                    displaced: Vec::new(),
-                }
-            })
-            .collect();
+        let nodes = initial_nodes(scenario);
+        let jobs = initial_jobs(scenario);
         // Timeline events go in first, so at equal times the cluster changes
         // (say, a node down at 0s) before jobs arrive; ties keep file order.
         // Room for what is queued now: a sweep builds a simulation per run,
@@ -412,4 +367,60 @@ impl<'s> Simulation<'s> {
     pub(crate) fn node_name(&self, node: NodeId) -> &str {
         &self.scenario.nodes[node.index()].name
     }
+}
+
+/// Every node as it starts: ready, eligible, its plugins as the scenario
+/// declares them (a plugin a job provides is absent until the job runs it).
+fn initial_nodes(scenario: &Scenario) -> Vec<NodeState> {
+    scenario
+        .nodes
+        .iter()
+        .map(|spec| NodeState {
+            status: NodeStatus::Ready,
+            eligible: true,
+            plugin_healthy: spec.csi_plugins.iter().map(|p| p.healthy).collect(),
+            allocs: Default::default(),
+            claimed_volumes: Default::default(),
+            alloc_volumes: Default::default(),
+            published_volumes: Default::default(),
+            counted_volumes: Default::default(),
+            down_since: Millis::ZERO,
+            plugin_present: spec.csi_plugins.iter().map(|p| !p.from_job).collect(),
+            plugin_providers: vec![0; spec.csi_plugins.len()],
+            disconnected_at: None,
+        })
+        .collect()
+}
+
+/// Every job as it starts: not yet submitted, at its first version.
+fn initial_jobs(scenario: &Scenario) -> Vec<JobState> {
+    scenario
+        .jobs
+        .iter()
+        .map(|spec| {
+            let groups = spec.groups.len();
+            JobState {
+                status: JobStatus::NotSubmitted,
+                counts: spec.groups.iter().map(|g| g.count).collect(),
+                latest: vec![Default::default(); groups],
+                running: vec![0; groups],
+                complete: vec![0; groups],
+                // Unregistered jobs count as satisfied; registration flips them.
+                satisfied: vec![true; groups],
+                eval_queued: false,
+                eval_in_flight: false,
+                eval_dirty: false,
+                healthy: vec![0; groups],
+                ever_available: vec![false; groups],
+                unavailable_since: vec![None; groups],
+                version: 0,
+                stable_version: 0,
+                deployment: None,
+                deployments_started: 0,
+                last_success: None,
+                canaries: Vec::new(),
+                displaced: Vec::new(),
+            }
+        })
+        .collect()
 }

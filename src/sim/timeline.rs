@@ -1,9 +1,14 @@
-//! Job registration and the scenario's timeline of operator actions.
+//! The scenario's timeline: what an operator or the infrastructure does at
+//! a given time (a node down, up, drained, disconnected or reconnected; a
+//! job scaled, updated, promoted or stopped; a plugin's health changed),
+//! as the `nomad node` / `nomad job` / `nomad deployment` commands and the
+//! servers' node status updates would do it.
 
 use std::collections::BTreeSet;
 
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId};
 use crate::model::scenario::TimelineAction;
+use crate::sim::server::drainer::drain_state::PluginMark;
 use crate::sim::simulation::Simulation;
 use crate::sim::state::store::{AllocState, JobStatus, NodeStatus};
 use crate::sim::trace::{TraceKind, TraceRecord};
@@ -27,10 +32,7 @@ impl Simulation<'_> {
                 self.set_node_eligible(node, false);
                 self.record(|t| TraceRecord::new(t, TraceKind::NodeDrain).node(node));
                 let live = self.live_allocs_on(node);
-                self.note_plugin_marks(
-                    &live,
-                    crate::sim::server::drainer::drain_state::PluginMark::Forced,
-                );
+                self.note_plugin_marks(&live, PluginMark::Forced);
                 for &id in &live {
                     self.allocs[id.index()].migrate = true;
                 }

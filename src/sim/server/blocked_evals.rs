@@ -3,8 +3,7 @@
 //! up (Unblock, by computed class), and one whose plan was rejected too
 //! often waits for the leader's once-a-minute UnblockFailed.
 
-use crate::model::ids::JobId;
-use crate::model::ids::NodeId;
+use crate::model::ids::{JobId, NodeId};
 use crate::model::time::Millis;
 use crate::sim::simulation::{Event, Simulation};
 

@@ -15,9 +15,10 @@ use std::collections::BTreeSet;
 use crate::model::ids::{AllocId, GroupRef, JobId};
 use crate::model::scenario::UpdateStrategy;
 use crate::model::time::Millis;
-use crate::sim::server::scheduler::plan::Want;
+use crate::sim::server::scheduler::plan::{PlacementKind, ResolvedVolume, Want};
 use crate::sim::simulation::{Event, Simulation};
 use crate::sim::state::alloc_parts::MaybeSeq;
+use crate::sim::state::slots::Slots;
 use crate::sim::state::store::{Deployment, DeploymentStatus, JobStatus};
 use crate::sim::trace::{TraceKind, TraceRecord};
 
@@ -392,19 +393,14 @@ impl Simulation<'_> {
     /// its claim is what blocked the placement, so the allocation stops,
     /// the claim is released, and the release re-evaluates the job (the
     /// fix's hand-off), instead of the update deadlocking.
-    pub(crate) fn keeps_stop(
-        &self,
-        previous: AllocId,
-        volumes: &[crate::sim::server::scheduler::plan::ResolvedVolume],
-    ) -> bool {
+    pub(crate) fn keeps_stop(&self, previous: AllocId, volumes: &[ResolvedVolume]) -> bool {
         self.policy.plan_aware_claims()
             && volumes.iter().any(|v| match v {
-                crate::sim::server::scheduler::plan::ResolvedVolume::Found(id, _, _) => self.allocs
-                    [previous.index()]
-                .volumes()
-                .iter()
-                .any(|(held, _)| held == id),
-                crate::sim::server::scheduler::plan::ResolvedVolume::Missing(_) => false,
+                ResolvedVolume::Found(id, _, _) => self.allocs[previous.index()]
+                    .volumes()
+                    .iter()
+                    .any(|(held, _)| held == id),
+                ResolvedVolume::Missing(_) => false,
             })
     }
 
@@ -473,7 +469,7 @@ impl Simulation<'_> {
             let missing =
                 (update.canary as usize - placed).min((count as usize).saturating_sub(placing));
             for index in next_canaries(missing, count, &current, outdated, latest) {
-                wants.push(Want::canary(group, index));
+                wants.push(Want::new(group, index, PlacementKind::Canary));
             }
             if let Some(d) = self.jobs[job.index()].deployment.as_mut() {
                 d.desired_canaries[g] = update.canary;
@@ -659,7 +655,7 @@ fn next_canaries(
     count: u32,
     taken: &BTreeSet<u32>,
     outdated: &[(u32, AllocId)],
-    latest: &crate::sim::state::slots::Slots,
+    latest: &Slots,
 ) -> Vec<u32> {
     let mut next: Vec<u32> = Vec::with_capacity(n);
     let destructive = outdated.iter().map(|&(i, _)| i);

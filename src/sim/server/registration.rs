@@ -2,15 +2,12 @@
 //! validation of a submitted job (a request's access mode among them), the
 //! job's first version and its first evaluation.
 
-use crate::model::access::AccessMode;
-use crate::model::access::ClaimMode;
+use crate::model::access::{AccessMode, ClaimMode};
 use crate::model::ids::JobId;
-use crate::model::scenario::VolumeRequest;
-use crate::model::scenario::VolumeSource;
+use crate::model::scenario::{VolumeRequest, VolumeSource};
 use crate::sim::simulation::Simulation;
 use crate::sim::state::store::JobStatus;
-use crate::sim::trace::TraceKind;
-use crate::sim::trace::TraceRecord;
+use crate::sim::trace::{TraceKind, TraceRecord};
 
 impl Simulation<'_> {
     pub(crate) fn submit_job(&mut self, job: JobId) {

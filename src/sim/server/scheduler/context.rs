@@ -10,6 +10,7 @@ use crate::model::ids::{GroupRef, NodeId, VolumeId};
 use crate::model::scenario::{Capability, GroupSpec, JobSpec};
 use crate::sim::server::scheduler::feasibility::FilterReason;
 use crate::sim::server::scheduler::hot::{GroupTally, Proposed};
+use crate::sim::server::scheduler::preferences::Preferences;
 
 /// How many nodes ahead of the one being scored the scoring loop asks for
 /// a node's record (`NodeTable::prefetch`): far enough for the load to
@@ -43,7 +44,7 @@ pub(crate) struct PlanContext {
     /// Set when 1.2.6's wrapper ends the node iteration early.
     pub(crate) stop_iterating: bool,
     /// Spread, affinity and distinct_* state (only for jobs that have them).
-    pub(crate) preferences: Option<Box<crate::sim::server::scheduler::preferences::Preferences>>,
+    pub(crate) preferences: Option<Box<Preferences>>,
     /// The limit a group with spread or affinity raised: Nomad's stack keeps
     /// it for the rest of the evaluation.
     pub(crate) raised_limit: Option<usize>,

@@ -7,10 +7,9 @@ use std::collections::BTreeMap;
 use crate::model::access::{ClaimCounts, ClaimMode, Refusal, admit};
 use crate::model::ids::{GroupRef, NodeId, PluginId, VolumeId};
 use crate::model::policy::NomadVersion;
-use crate::model::scenario::ConstraintOperator;
-use crate::model::scenario::ConstraintTarget;
-use crate::model::scenario::Matcher;
-use crate::model::scenario::{Constraint, NodeSpec, Scenario};
+use crate::model::scenario::{
+    Constraint, ConstraintOperator, ConstraintTarget, Matcher, NodeSpec, Scenario,
+};
 use crate::model::version::Version;
 
 /// Why a node was filtered out. Ids, not names: rendering happens once, at

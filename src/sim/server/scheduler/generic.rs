@@ -9,14 +9,12 @@ use crate::model::access::ClaimMode;
 use crate::model::ids::{GroupRef, JobId, NodeId, VolumeId};
 use crate::model::scenario::{Capability, SchedulerAlgorithm};
 use crate::sim::server::scheduler::classes::escapes;
-use crate::sim::server::scheduler::context::Ask;
-use crate::sim::server::scheduler::context::PlanContext;
-use crate::sim::server::scheduler::feasibility::{PlacementFailure, top_reason};
-use crate::sim::server::scheduler::plan::Placement;
-use crate::sim::server::scheduler::plan::Plan;
-use crate::sim::server::scheduler::plan::ResolvedVolume;
+use crate::sim::server::scheduler::context::{Ask, PlanContext};
+use crate::sim::server::scheduler::feasibility::{FilterReason, PlacementFailure, top_reason};
+use crate::sim::server::scheduler::plan::{Placement, PlacementKind, Plan, ResolvedVolume, Want};
 use crate::sim::server::scheduler::rank;
 use crate::sim::simulation::Simulation;
+use crate::sim::state::alloc_parts::VolumeClaims;
 use crate::sim::state::store::JobStatus;
 use crate::sim::trace::{TraceKind, TraceRecord};
 
@@ -58,8 +56,8 @@ impl Simulation<'_> {
         let mut wants = self.reconcile(job, &mut plan.stops);
         // generic_sched.go computePlacements: destructive updates first (at
         // both tags), so their stops are discounted before other placements.
-        if wants.iter().any(|w| w.destructive) {
-            wants.sort_by_key(|w| !w.destructive);
+        if wants.iter().any(|w| w.kind.is_update()) {
+            wants.sort_by_key(|w| !w.kind.is_update());
         }
         if wants.is_empty() {
             // A complete evaluation with nothing to place has no placement
@@ -88,8 +86,8 @@ impl Simulation<'_> {
             }
             let volumes = self.resolve_volumes(want.group, want.index);
             // A rescheduled allocation avoids the nodes its predecessors failed on.
-            let penalty = match want.previous {
-                Some(previous) if want.reschedule => {
+            let penalty = match want.kind {
+                PlacementKind::Reschedules(previous) => {
                     let failed = &self.allocs[previous.index()];
                     let mut nodes = failed.penalty_nodes().to_vec();
                     nodes.push(failed.node);
@@ -97,7 +95,7 @@ impl Simulation<'_> {
                 }
                 _ => Vec::new(),
             };
-            if let (true, Some(previous)) = (want.destructive, want.previous) {
+            if let PlacementKind::Updates(previous) = want.kind {
                 // The stop is in the plan before the placement is tried, so
                 // the old allocation's resources are free for the new one.
                 let old = &self.allocs[previous.index()];
@@ -108,85 +106,15 @@ impl Simulation<'_> {
                 freed.1 += spec.memory;
             }
             match self.select_node(&mut ctx, want.group, &volumes, &penalty) {
-                Ok(node) => {
-                    let (volumes, claim_modes): (Vec<(VolumeId, ClaimMode)>, Vec<Capability>) =
-                        volumes
-                            .into_iter()
-                            .map(|v| match v {
-                                ResolvedVolume::Found(id, mode, claim) => ((id, mode), claim),
-                                ResolvedVolume::Missing(_) => {
-                                    unreachable!("a missing volume is infeasible")
-                                }
-                            })
-                            .unzip();
-                    let seen = self.placement_seen(
-                        &ctx.claims,
-                        &plan.placements,
-                        (want.group, want.index),
-                        Some(node),
-                        volumes.iter().copied(),
-                    );
-                    self.propose(&mut ctx, node, want.group, &volumes, &claim_modes);
-                    plan.placements.push(Placement {
-                        group: want.group,
-                        index: want.index,
-                        node,
-                        claims: crate::sim::state::alloc_parts::VolumeClaims::boxed(
-                            volumes,
-                            claim_modes,
-                            0,
-                        ),
-                        previous: want.previous,
-                        reschedule: want.reschedule,
-                        version: self.jobs[job.index()].version,
-                        destructive: want.destructive,
-                        seen,
-                        score: ctx.chosen_score,
-                        canary: want.canary,
-                    });
-                }
-                Err(filtered) => {
-                    if let (true, Some(previous)) = (want.destructive, want.previous)
-                        && !self.keeps_stop(previous, &volumes)
-                    {
-                        // generic_sched.go computePlacements: a destructive
-                        // update that cannot be placed keeps the old one.
-                        plan.stops.retain(|&s| s != previous);
-                        let old = &self.allocs[previous.index()];
-                        let spec = &self.scenario.jobs[job.index()].groups_of(old.version)
-                            [want.group.group_index()];
-                        if let Some(freed) = ctx.freed.get_mut(&old.node) {
-                            freed.0 -= spec.cpu;
-                            freed.1 -= spec.memory;
-                        }
-                    }
-                    self.metrics.infeasible += 1;
-                    self.blocked.insert(job);
-                    let detail = top_reason(&filtered).describe(self.scenario);
-                    failures
-                        .entry(want.group)
-                        .or_insert_with(|| {
-                            PlacementFailure::new(want.group, &filtered, self.scenario)
-                        })
-                        .unplaced += 1;
-                    let (group, index) = (want.group, want.index);
-                    let seen = self.placement_seen(
-                        &ctx.claims,
-                        &plan.placements,
-                        (group, index),
-                        None,
-                        volumes.iter().filter_map(|v| match v {
-                            ResolvedVolume::Found(id, mode, _) => Some((*id, *mode)),
-                            ResolvedVolume::Missing(_) => None,
-                        }),
-                    );
-                    self.record(|t| {
-                        TraceRecord::new(t, TraceKind::Infeasible)
-                            .alloc(group, index)
-                            .detail(detail)
-                            .seen(seen.map(|s| vec![*s]).unwrap_or_default())
-                    });
-                }
+                Ok(node) => self.add_placement(&mut ctx, &mut plan, &want, node, volumes),
+                Err(filtered) => self.note_unplaced(
+                    &mut ctx,
+                    &mut plan,
+                    &mut failures,
+                    &want,
+                    &volumes,
+                    filtered,
+                ),
             }
         }
         self.note_placement_failures(job, failures);
@@ -200,6 +128,100 @@ impl Simulation<'_> {
         }
         self.spare_group_counts = ctx.group_counts;
         plan
+    }
+
+    /// Adds the placement `want` found on `node` to the plan and to what
+    /// the rest of the evaluation sees. Inlined, as the loop body it was
+    /// (see `score_node`).
+    #[inline(always)]
+    fn add_placement(
+        &self,
+        ctx: &mut PlanContext,
+        plan: &mut Plan,
+        want: &Want,
+        node: NodeId,
+        volumes: Vec<ResolvedVolume>,
+    ) {
+        let (volumes, claim_modes): (Vec<(VolumeId, ClaimMode)>, Vec<Capability>) = volumes
+            .into_iter()
+            .map(|v| match v {
+                ResolvedVolume::Found(id, mode, claim) => ((id, mode), claim),
+                ResolvedVolume::Missing(_) => {
+                    unreachable!("a missing volume is infeasible")
+                }
+            })
+            .unzip();
+        let seen = self.placement_seen(
+            &ctx.claims,
+            &plan.placements,
+            (want.group, want.index),
+            Some(node),
+            volumes.iter().copied(),
+        );
+        self.propose(ctx, node, want.group, &volumes, &claim_modes);
+        plan.placements.push(Placement {
+            group: want.group,
+            index: want.index,
+            node,
+            claims: VolumeClaims::boxed(volumes, claim_modes, 0),
+            kind: want.kind,
+            version: self.jobs[plan.job.index()].version,
+            seen,
+            score: ctx.chosen_score,
+        });
+    }
+
+    /// `want` found no node: the failure counted for its group, the
+    /// evaluation blocked, an `infeasible` trace row. A destructive update
+    /// that cannot be placed keeps the allocation it would have replaced.
+    #[inline(always)]
+    fn note_unplaced(
+        &mut self,
+        ctx: &mut PlanContext,
+        plan: &mut Plan,
+        failures: &mut BTreeMap<GroupRef, PlacementFailure>,
+        want: &Want,
+        volumes: &[ResolvedVolume],
+        filtered: BTreeMap<FilterReason, u32>,
+    ) {
+        if let PlacementKind::Updates(previous) = want.kind
+            && !self.keeps_stop(previous, volumes)
+        {
+            // generic_sched.go computePlacements: a destructive
+            // update that cannot be placed keeps the old one.
+            plan.stops.retain(|&s| s != previous);
+            let old = &self.allocs[previous.index()];
+            let spec = &self.scenario.jobs[plan.job.index()].groups_of(old.version)
+                [want.group.group_index()];
+            if let Some(freed) = ctx.freed.get_mut(&old.node) {
+                freed.0 -= spec.cpu;
+                freed.1 -= spec.memory;
+            }
+        }
+        self.metrics.infeasible += 1;
+        self.blocked.insert(plan.job);
+        let detail = top_reason(&filtered).describe(self.scenario);
+        failures
+            .entry(want.group)
+            .or_insert_with(|| PlacementFailure::new(want.group, &filtered, self.scenario))
+            .unplaced += 1;
+        let (group, index) = (want.group, want.index);
+        let seen = self.placement_seen(
+            &ctx.claims,
+            &plan.placements,
+            (group, index),
+            None,
+            volumes.iter().filter_map(|v| match v {
+                ResolvedVolume::Found(id, mode, _) => Some((*id, *mode)),
+                ResolvedVolume::Missing(_) => None,
+            }),
+        );
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::Infeasible)
+                .alloc(group, index)
+                .detail(detail)
+                .seen(seen.map(|s| vec![*s]).unwrap_or_default())
+        });
     }
 
     /// An empty plan context for an evaluation of `job` over `order`.

@@ -5,7 +5,8 @@
 use crate::model::access::ClaimMode;
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::scenario::Capability;
-use crate::sim::state::alloc_parts::{claim_modes_of, volumes_of};
+use crate::sim::state::alloc_parts::{VolumeClaims, claim_modes_of, volumes_of};
+use crate::sim::trace::PlacementSeen;
 
 /// What a worker hands to the plan applier.
 #[derive(Clone, Debug)]
@@ -23,6 +24,45 @@ impl Plan {
     }
 }
 
+/// Why a slot gets a new allocation, holding the allocation it takes over
+/// from: the reconciler's place, reschedule, destructive-update and canary
+/// results (scheduler/reconcile.go: computePlacements' `previousAlloc`,
+/// `reschedule`, `computeDestructiveUpdates`, `computeCanaries`). A canary
+/// never takes over from one: it runs beside the slot's allocation.
+/// 8 bytes: a plan can hold millions of placements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlacementKind {
+    /// A slot with no allocation.
+    Fresh,
+    /// Replaces a stopped, lost, finished or migrating allocation.
+    Replaces(AllocId),
+    /// Replaces a failed (or unknown) allocation under the reschedule policy.
+    Reschedules(AllocId),
+    /// Replaces the allocation with the job's new version (a destructive
+    /// update: the old one is stopped in the same plan).
+    Updates(AllocId),
+    /// A canary of the job's new version, placed beside the slot's
+    /// allocation rather than replacing it.
+    Canary,
+}
+
+impl PlacementKind {
+    /// The allocation this one takes over from, if any.
+    pub fn previous(self) -> Option<AllocId> {
+        match self {
+            PlacementKind::Replaces(id)
+            | PlacementKind::Reschedules(id)
+            | PlacementKind::Updates(id) => Some(id),
+            PlacementKind::Fresh | PlacementKind::Canary => None,
+        }
+    }
+
+    /// A destructive update.
+    pub fn is_update(self) -> bool {
+        matches!(self, PlacementKind::Updates(_))
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Placement {
     pub group: GroupRef,
@@ -31,22 +71,15 @@ pub struct Placement {
     /// The volumes it mounts and their claim modes, if any: moved into the
     /// allocation (`volumes()`, `claim_modes()`; 8 bytes without volumes,
     /// as a plan can hold millions of placements).
-    pub claims: Option<Box<crate::sim::state::alloc_parts::VolumeClaims>>,
-    /// The allocation this one replaces (failed, lost, stopped or migrating).
-    pub previous: Option<AllocId>,
-    /// It replaces a failed allocation under the reschedule policy.
-    pub reschedule: bool,
+    pub claims: Option<Box<VolumeClaims>>,
+    /// Why it is placed, and the allocation it takes over from.
+    pub kind: PlacementKind,
     /// The job version it runs.
     pub version: u32,
-    /// It replaces `previous` with a new version (a destructive update).
-    pub destructive: bool,
     /// What the scheduler saw when it chose the node (only when tracing).
-    pub seen: Option<Box<crate::sim::trace::PlacementSeen>>,
+    pub seen: Option<Box<PlacementSeen>>,
     /// The chosen node's final score (what a reconnect compares).
     pub score: f64,
-    /// A canary of the job's new version, placed beside the slot's
-    /// allocation rather than replacing it (reconcile computeCanaries).
-    pub canary: bool,
 }
 
 impl Placement {
@@ -61,59 +94,16 @@ impl Placement {
     }
 }
 
-/// A slot the reconciler wants filled.
+/// A slot the reconciler wants filled, and why.
 pub(crate) struct Want {
     pub(crate) group: GroupRef,
     pub(crate) index: u32,
-    pub(crate) previous: Option<AllocId>,
-    pub(crate) reschedule: bool,
-    pub(crate) destructive: bool,
-    pub(crate) canary: bool,
+    pub(crate) kind: PlacementKind,
 }
 
 impl Want {
-    /// A slot with no allocation: a fresh placement.
-    pub(crate) fn fresh(group: GroupRef, index: u32) -> Self {
-        Want {
-            group,
-            index,
-            previous: None,
-            reschedule: false,
-            destructive: false,
-            canary: false,
-        }
-    }
-
-    /// Replaces `previous` (stopped, lost, finished or migrating).
-    pub(crate) fn replacing(group: GroupRef, index: u32, previous: AllocId) -> Self {
-        Want {
-            previous: Some(previous),
-            ..Want::fresh(group, index)
-        }
-    }
-
-    /// Replaces the failed (or unknown) `previous` under the reschedule policy.
-    pub(crate) fn rescheduling(group: GroupRef, index: u32, previous: AllocId) -> Self {
-        Want {
-            reschedule: true,
-            ..Want::replacing(group, index, previous)
-        }
-    }
-
-    /// Replaces `previous` with the job's new version (a destructive update).
-    pub(crate) fn updating(group: GroupRef, index: u32, previous: AllocId) -> Self {
-        Want {
-            destructive: true,
-            ..Want::replacing(group, index, previous)
-        }
-    }
-
-    /// A canary of the new version, placed beside the slot's allocation.
-    pub(crate) fn canary(group: GroupRef, index: u32) -> Self {
-        Want {
-            canary: true,
-            ..Want::fresh(group, index)
-        }
+    pub(crate) fn new(group: GroupRef, index: u32, kind: PlacementKind) -> Self {
+        Want { group, index, kind }
     }
 }
 
@@ -139,5 +129,7 @@ mod tests {
         // 96 before: a one-job plan of MAX_ALLOCATIONS placements is held whole.
         let placement = std::mem::size_of::<Placement>();
         assert!(placement <= 56, "{placement}");
+        // The kind and the allocation it takes over from, in one word.
+        assert_eq!(std::mem::size_of::<PlacementKind>(), 8);
     }
 }

@@ -1,6 +1,6 @@
 //! Placement preferences, after Nomad's scheduler/feasible.go
-//! (DistinctHostsIterator, DistinctPropertyIterator, the constraint
-//! operators), scheduler/propertyset.go, scheduler/spread.go
+//! (DistinctHostsIterator, DistinctPropertyIterator; the constraint
+//! operators are in feasibility.rs), scheduler/propertyset.go, scheduler/spread.go
 //! (SpreadIterator) and scheduler/rank.go (NodeAffinityIterator).
 //!
 //! A job with none of spread, affinity, distinct_hosts or
@@ -14,9 +14,7 @@ use crate::model::policy::NomadVersion;
 use crate::model::scenario::{
     Constraint, ConstraintOperator, ConstraintTarget, Matcher, NodeSpec, Spread,
 };
-use crate::sim::server::scheduler::feasibility::FilterReason;
-use crate::sim::server::scheduler::feasibility::operator_holds;
-use crate::sim::server::scheduler::feasibility::target_value;
+use crate::sim::server::scheduler::feasibility::{FilterReason, operator_holds, target_value};
 use crate::sim::server::scheduler::hot::GroupCounts;
 use crate::sim::simulation::Simulation;
 

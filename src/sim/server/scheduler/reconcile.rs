@@ -1,13 +1,8 @@
-use crate::model::ids::AllocId;
-use crate::model::ids::GroupRef;
-use crate::model::ids::JobId;
+use crate::model::ids::{AllocId, GroupRef, JobId};
 use crate::model::time::Millis;
-use crate::sim::server::reschedule::RESCHEDULE_WINDOW;
-use crate::sim::server::reschedule::followup_windows;
-use crate::sim::server::reschedule::reschedule_eligible;
-use crate::sim::server::scheduler::plan::Want;
-use crate::sim::simulation::Event;
-use crate::sim::simulation::Simulation;
+use crate::sim::server::reschedule::{RESCHEDULE_WINDOW, followup_windows, reschedule_eligible};
+use crate::sim::server::scheduler::plan::{PlacementKind, Want};
+use crate::sim::simulation::{Event, Simulation};
 use crate::sim::state::store::AllocState;
 use std::collections::BTreeSet;
 impl Simulation<'_> {
@@ -36,7 +31,7 @@ impl Simulation<'_> {
             let mut failed_untainted = Vec::new();
             for index in 0..count {
                 let Some(&id) = latest.get(&index) else {
-                    wants.push(Want::fresh(group, index));
+                    wants.push(Want::new(group, index, PlacementKind::Fresh));
                     continue;
                 };
                 let alloc = &self.allocs[id.index()];
@@ -47,7 +42,7 @@ impl Simulation<'_> {
                     | AllocState::Running => {
                         if alloc.migrate {
                             stops.push(id);
-                            wants.push(Want::replacing(group, index, id));
+                            wants.push(Want::new(group, index, PlacementKind::Replaces(id)));
                         } else if alloc.version != version {
                             if spec.updates_in_place(alloc.version, version) {
                                 // An in-place update: the allocation runs
@@ -64,7 +59,7 @@ impl Simulation<'_> {
                     // A service should run until stopped: one that exits is
                     // replaced, like a lost or stopped allocation.
                     AllocState::Complete | AllocState::Lost | AllocState::Stopped => {
-                        wants.push(Want::replacing(group, index, id));
+                        wants.push(Want::new(group, index, PlacementKind::Replaces(id)));
                     }
                     // reconciler updateByReschedulable: now if due within
                     // 1s or this is the follow-up evaluation made for it;
@@ -91,50 +86,95 @@ impl Simulation<'_> {
                             continue;
                         };
                         if now_due {
-                            wants.push(Want::rescheduling(group, index, id));
+                            wants.push(Want::new(group, index, PlacementKind::Reschedules(id)));
                         } else if alloc.followup_at().is_none() {
                             followups.push((id, due));
                         }
                     }
                 }
             }
-            // Destructive updates, lowest index first (computeDestructiveUpdates),
-            // as many as the deployment allows: stop the old allocation and
-            // place its replacement in the same plan.
-            // Canaries first (computeCanaries): while the deployment waits
-            // for them, nothing is updated and only replacements of lost or
-            // failed allocations are placed.
-            let canarying = self.reconcile_canaries(group, &outdated, &mut wants, stops);
-            if canarying {
-                let group_wants = wants.split_off(placing_before);
-                wants.extend(
-                    group_wants
-                        .into_iter()
-                        .filter(|w| w.canary || w.previous.is_some()),
-                );
-            }
-            let placing = wants[placing_before..].iter().filter(|w| !w.canary).count();
-            let budget = if canarying {
-                0
-            } else {
-                self.destructive_budget(group, placing, &failed_untainted)
-            };
-            for (index, id) in outdated.into_iter().take(budget) {
-                stops.push(id);
-                wants.push(Want::updating(group, index, id));
-            }
-            self.join_in_place(group);
-            // A lost allocation its client stops itself holds back the
-            // group's placements until then (delayByStopAfter).
-            if let Some((id, until)) = self.client_stop_pending(group) {
-                wants.retain(|w| {
-                    w.group != group || w.previous.is_some_and(|p| self.allocs[p.index()].migrate)
-                });
-                if self.allocs[id.index()].followup_at() != Some(until) {
-                    stopping_later.push((id, until));
-                }
+            if let Some(stop) = self.reconcile_updates(
+                group,
+                placing_before,
+                outdated,
+                &failed_untainted,
+                &mut wants,
+                stops,
+            ) {
+                stopping_later.push(stop);
             }
         }
+        self.schedule_followups(job, stopping_later, followups);
+        wants
+    }
+
+    /// The group's canaries and destructive updates once its slots are
+    /// reconciled (`wants[placing_before..]` are the group's); returns the
+    /// lost allocation its client stops itself, and when, if the group's
+    /// placements wait for it.
+    fn reconcile_updates(
+        &mut self,
+        group: GroupRef,
+        placing_before: usize,
+        outdated: Vec<(u32, AllocId)>,
+        failed_untainted: &[AllocId],
+        wants: &mut Vec<Want>,
+        stops: &mut Vec<AllocId>,
+    ) -> Option<(AllocId, Millis)> {
+        // Destructive updates, lowest index first (computeDestructiveUpdates),
+        // as many as the deployment allows: stop the old allocation and
+        // place its replacement in the same plan.
+        // Canaries first (computeCanaries): while the deployment waits
+        // for them, nothing is updated and only replacements of lost or
+        // failed allocations are placed.
+        let canarying = self.reconcile_canaries(group, &outdated, wants, stops);
+        if canarying {
+            let group_wants = wants.split_off(placing_before);
+            wants.extend(
+                group_wants
+                    .into_iter()
+                    .filter(|w| w.kind != PlacementKind::Fresh),
+            );
+        }
+        let placing = wants[placing_before..]
+            .iter()
+            .filter(|w| w.kind != PlacementKind::Canary)
+            .count();
+        let budget = if canarying {
+            0
+        } else {
+            self.destructive_budget(group, placing, failed_untainted)
+        };
+        for (index, id) in outdated.into_iter().take(budget) {
+            stops.push(id);
+            wants.push(Want::new(group, index, PlacementKind::Updates(id)));
+        }
+        self.join_in_place(group);
+        // A lost allocation its client stops itself holds back the
+        // group's placements until then (delayByStopAfter).
+        if let Some((id, until)) = self.client_stop_pending(group) {
+            wants.retain(|w| {
+                w.group != group
+                    || w.kind
+                        .previous()
+                        .is_some_and(|p| self.allocs[p.index()].migrate)
+            });
+            if self.allocs[id.index()].followup_at() != Some(until) {
+                return Some((id, until));
+            }
+        }
+        None
+    }
+
+    /// Queues the follow-up evaluations: one per client stop awaited, and
+    /// one per window of reschedules due later (reconcile.go
+    /// createTimeoutLaterEvals).
+    fn schedule_followups(
+        &mut self,
+        job: JobId,
+        stopping_later: Vec<(AllocId, Millis)>,
+        followups: Vec<(AllocId, Millis)>,
+    ) {
         for (id, until) in stopping_later {
             self.allocs[id.index()].set_followup_at(Some(until));
             self.at(until, Event::RescheduleDue(job));
@@ -149,7 +189,6 @@ impl Simulation<'_> {
         for eval_at in evals {
             self.at(eval_at, Event::RescheduleDue(job));
         }
-        wants
     }
 
     pub(crate) fn live_allocs_of(&self, job: JobId) -> impl Iterator<Item = AllocId> + '_ {

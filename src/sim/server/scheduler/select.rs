@@ -1,19 +1,12 @@
 use crate::model::access::ClaimMode;
-use crate::model::ids::GroupRef;
-use crate::model::ids::NodeId;
-use crate::model::ids::VolumeId;
+use crate::model::ids::{GroupRef, NodeId, VolumeId};
 use crate::model::scenario::Capability;
-use crate::sim::server::scheduler::context::Ask;
-use crate::sim::server::scheduler::context::PREFETCH_AHEAD;
-use crate::sim::server::scheduler::context::PlanContext;
-use crate::sim::server::scheduler::feasibility::FilterReason;
-use crate::sim::server::scheduler::feasibility::constraint_holds_at;
-use crate::sim::server::scheduler::hot;
+use crate::sim::server::scheduler::context::{Ask, PREFETCH_AHEAD, PlanContext};
+use crate::sim::server::scheduler::feasibility::{FilterReason, constraint_holds_at};
 use crate::sim::server::scheduler::hot::GroupTally;
 use crate::sim::server::scheduler::plan::ResolvedVolume;
-use crate::sim::server::scheduler::rank;
-use crate::sim::server::scheduler::rank::MAX_SKIP;
-use crate::sim::server::scheduler::rank::SKIP_THRESHOLD;
+use crate::sim::server::scheduler::rank::{MAX_SKIP, SKIP_THRESHOLD};
+use crate::sim::server::scheduler::{hot, rank};
 use crate::sim::simulation::Simulation;
 use std::collections::BTreeMap;
 impl Simulation<'_> {
@@ -104,26 +97,19 @@ impl Simulation<'_> {
             .ok_or_else(|| filtered.into_iter().collect())
     }
 
-    /// Feasibility of one node, then its score. The checks run as Nomad's
-    /// FeasibilityWrapper runs them: job constraints, then the group's
-    /// drivers and constraints (both cached per computed class for the
-    /// evaluation, unless a constraint escapes the class), then the CSI
-    /// volumes (never cached), then resources.
-    ///
-    /// Inlined into the scoring loop, as is everything it calls for every
-    /// node (`fill_group_counts`, `check_volumes`'s first line,
-    /// `NodeTable::fitness`, `rank::final_score`): as calls, they took a
-    /// fifth of C1M's instructions (8.41 G against 6.73 G inlined) in
-    /// registers saved and restored for a few lines of work.
+    /// Nomad's FeasibilityWrapper for one node: the job's constraints, then
+    /// the group's drivers and constraints (both cached per computed class
+    /// for the evaluation, unless a constraint escapes the class), then the
+    /// CSI volumes (never cached). Inlined into `score_node`, for the
+    /// reason given there.
     #[inline(always)]
-    pub(crate) fn score_node(
+    fn check_feasibility_wrapper(
         &self,
         ctx: &mut PlanContext,
         node: NodeId,
         ask: &Ask,
         volumes: &[ResolvedVolume],
-        penalty: &[NodeId],
-    ) -> Result<f64, FilterReason> {
+    ) -> Result<(), FilterReason> {
         let Ask {
             group,
             job_spec,
@@ -190,6 +176,36 @@ impl Simulation<'_> {
                 self.check_volumes(ctx, node, volumes)?;
             }
         }
+        Ok(())
+    }
+
+    /// Feasibility of one node, then its score. The checks run as Nomad's
+    /// FeasibilityWrapper runs them: job constraints, then the group's
+    /// drivers and constraints (both cached per computed class for the
+    /// evaluation, unless a constraint escapes the class), then the CSI
+    /// volumes (never cached), then resources.
+    ///
+    /// Inlined into the scoring loop, as is everything it calls for every
+    /// node (`fill_group_counts`, `check_volumes`'s first line,
+    /// `NodeTable::fitness`, `rank::final_score`): as calls, they took a
+    /// fifth of C1M's instructions (8.41 G against 6.73 G inlined) in
+    /// registers saved and restored for a few lines of work.
+    #[inline(always)]
+    pub(crate) fn score_node(
+        &self,
+        ctx: &mut PlanContext,
+        node: NodeId,
+        ask: &Ask,
+        volumes: &[ResolvedVolume],
+        penalty: &[NodeId],
+    ) -> Result<f64, FilterReason> {
+        let Ask {
+            group,
+            job_spec,
+            group_spec,
+            ..
+        } = *ask;
+        self.check_feasibility_wrapper(ctx, node, ask, volumes)?;
         if ctx.preferences.is_some() {
             // distinct_hosts may look at every group of the job.
             for g in 0..job_spec.groups.len() {

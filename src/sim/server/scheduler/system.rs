@@ -27,8 +27,9 @@ use crate::model::access::ClaimMode;
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::scenario::{Capability, JobKind};
 use crate::sim::server::scheduler::feasibility::{FilterReason, PlacementFailure};
-use crate::sim::server::scheduler::plan::{Placement, Plan, ResolvedVolume};
+use crate::sim::server::scheduler::plan::{Placement, PlacementKind, Plan, ResolvedVolume};
 use crate::sim::simulation::Simulation;
+use crate::sim::state::alloc_parts::VolumeClaims;
 use crate::sim::state::store::{JobStatus, NodeStatus};
 use crate::sim::trace::{TraceKind, TraceRecord};
 
@@ -100,21 +101,14 @@ impl Simulation<'_> {
                         group,
                         index: SYSTEM_ALLOC_INDEX,
                         node,
-                        claims: crate::sim::state::alloc_parts::VolumeClaims::boxed(
-                            volumes,
-                            claim_modes,
-                            0,
-                        ),
-                        previous,
-                        reschedule: false,
+                        claims: VolumeClaims::boxed(volumes, claim_modes, 0),
+                        kind: previous.map_or(PlacementKind::Fresh, PlacementKind::Replaces),
                         // System jobs are not updated by deployments here:
                         // every placement runs the job's current version.
                         version: self.jobs[job.index()].version,
-                        destructive: false,
                         seen,
                         // One allocation per node: no replacement to weigh.
                         score: 0.0,
-                        canary: false,
                     });
                 }
                 // Filtered nodes are not reported, only left out.

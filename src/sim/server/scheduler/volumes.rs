@@ -1,15 +1,10 @@
 use crate::model::access::ClaimMode;
-use crate::model::ids::GroupRef;
-use crate::model::ids::NodeId;
-use crate::model::ids::VolumeId;
+use crate::model::ids::{GroupRef, NodeId, VolumeId};
 use crate::model::policy::NomadVersion;
-use crate::model::scenario::Capability;
-use crate::model::scenario::VolumeSource;
-use crate::sim::server::claims::write_claims_exhausted;
-use crate::sim::server::claims::write_schedulable;
+use crate::model::scenario::{Capability, VolumeSource};
+use crate::sim::server::claims::{write_claims_exhausted, write_schedulable};
 use crate::sim::server::scheduler::context::PlanContext;
-use crate::sim::server::scheduler::feasibility::FilterReason;
-use crate::sim::server::scheduler::feasibility::plan_aware_claim_check;
+use crate::sim::server::scheduler::feasibility::{FilterReason, plan_aware_claim_check};
 use crate::sim::server::scheduler::plan::ResolvedVolume;
 use crate::sim::simulation::Simulation;
 impl Simulation<'_> {
