@@ -14,10 +14,11 @@
 
 use std::collections::BTreeMap;
 
-use super::Simulation;
-use super::placement::{distinct_hosts, target_value};
 use crate::model::ids::{GroupRef, JobId, NodeId};
 use crate::model::scenario::{Constraint, ConstraintOperator, Matcher};
+use crate::sim::server::scheduler::feasibility::target_value;
+use crate::sim::server::scheduler::preferences::distinct_hosts;
+use crate::sim::simulation::Simulation;
 
 /// Allocations counted for one key: all live ones, and those a plan placed.
 #[derive(Default, Clone, Copy)]
@@ -27,7 +28,7 @@ struct Tally {
 }
 
 impl Simulation<'_> {
-    pub(super) fn check_distinct_invariants(&self) {
+    pub(crate) fn check_distinct_invariants(&self) {
         let version = self.policy.nomad();
         for (j, spec) in self.scenario.jobs.iter().enumerate() {
             if spec.is_system() || !spec.uses_placement_preferences() {
@@ -67,7 +68,7 @@ impl Simulation<'_> {
         }
     }
 
-    fn check_distinct_property(&self, job: JobId, c: &Constraint, scope: Option<usize>) {
+    pub(crate) fn check_distinct_property(&self, job: JobId, c: &Constraint, scope: Option<usize>) {
         let allowed = match c.matcher {
             Matcher::AllowedCount(n) => n,
             _ => 1,

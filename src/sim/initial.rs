@@ -5,17 +5,18 @@
 //! pending one was placed and has yet to pull and claim. Neither counts as
 //! `placed` (no plan of this run created it).
 
-use super::scheduler::ResolvedVolume;
-use super::state::*;
-use super::trace::{TraceKind, TraceRecord};
-use super::{Event, Simulation};
 use crate::model::access::{ClaimMode, permits};
 use crate::model::ids::{AllocId, VolumeId};
 use crate::model::scenario::Capability;
 use crate::model::time::Millis;
+use crate::sim::server::scheduler::plan::ResolvedVolume;
+use crate::sim::simulation::{Event, Simulation};
+use crate::sim::state::alloc_parts::{MaybeScore, MaybeSeq, MaybeStamp, Stamp, VolumeClaims};
+use crate::sim::state::store::*;
+use crate::sim::trace::{TraceKind, TraceRecord};
 
 impl Simulation<'_> {
-    pub(super) fn seed_initial_allocations(&mut self) {
+    pub(crate) fn seed_initial_allocations(&mut self) {
         for initial in &self.scenario.initial_allocations {
             let id = AllocId::from_index(self.allocs.len());
             let (group, index, node) = (initial.group, initial.index, initial.node);
@@ -101,7 +102,7 @@ impl Simulation<'_> {
     /// breaks its access mode is in violation from 0s (counted in
     /// `violation_seconds`, not in `violations`, which counts grants this
     /// run made).
-    fn hold_initial_claim(
+    pub(crate) fn hold_initial_claim(
         &mut self,
         id: AllocId,
         job: crate::model::ids::JobId,

@@ -3,13 +3,46 @@
 
 use std::collections::BTreeMap;
 
-use super::Simulation;
-use super::state::{AllocState, ClaimState};
 use crate::model::access::{ClaimCounts, ClaimMode, permits};
 use crate::model::ids::{AllocId, NodeId, VolumeId};
+use crate::sim::simulation::Simulation;
+use crate::sim::state::store::{AllocState, ClaimState, VolumeState};
+
+/// Per node: the CPU and memory its live allocations use.
+type NodeUse = (Vec<u64>, Vec<u64>);
+/// Per job and group: running and healthy allocations.
+type GroupCounts = (Vec<Vec<u32>>, Vec<Vec<u32>>);
+/// Per node: volumes by count, as a node's own maps keep them.
+type NodeVolumes = Vec<BTreeMap<VolumeId, u32>>;
 
 impl Simulation<'_> {
-    pub(super) fn check_invariants(&self) {
+    /// Every invariant, in turn (each part below checks one record kind
+    /// against what the allocations imply).
+    pub(crate) fn check_invariants(&self) {
+        let (node_use, group_counts) = self.check_allocation_invariants();
+        self.check_live_index();
+        self.check_claim_gc_invariants();
+        assert_eq!(
+            self.disconnects.nodes as usize,
+            self.nodes
+                .iter()
+                .filter(|n| n.disconnected_at.is_some())
+                .count(),
+            "the count of disconnected nodes"
+        );
+        self.check_node_invariants(&node_use);
+        self.check_job_invariants(&group_counts);
+        for (index, volume) in self.volumes.iter().enumerate() {
+            self.check_volume_invariants(index, volume);
+        }
+        self.check_plugin_invariants();
+        self.check_drain_plugin_invariant();
+        self.check_distinct_invariants();
+    }
+
+    /// Each allocation's own invariants; returns what the nodes' and jobs'
+    /// bookkeeping must add up to.
+    fn check_allocation_invariants(&self) -> (NodeUse, GroupCounts) {
         let mut cpu = vec![0u64; self.nodes.len()];
         let mut memory = vec![0u64; self.nodes.len()];
         let mut running = vec![Vec::new(); self.jobs.len()];
@@ -54,6 +87,10 @@ impl Simulation<'_> {
                 );
             }
         }
+        ((cpu, memory), (running, healthy))
+    }
+
+    fn check_live_index(&self) {
         // The hot path's index of live allocations (hot.rs) lists exactly
         // the live allocations of each group, on their nodes.
         for (j, job) in self.jobs.iter().enumerate() {
@@ -72,6 +109,26 @@ impl Simulation<'_> {
                 assert_eq!(indexed, expected, "live allocations indexed for {group:?}");
             }
         }
+    }
+
+    fn check_claim_gc_invariants(&self) {
+        for &(volume, alloc) in &self.awaiting_claim_gc {
+            let claim = &self.volumes[volume.index()].ledger[&alloc];
+            assert!(
+                !self.allocs[alloc.index()].is_live() && claim.state == ClaimState::Taken,
+                "claims awaiting GC belong to stopped allocations and are not being released"
+            );
+        }
+        assert!(
+            self.awaiting_claim_gc.is_empty() || self.claim_gc_scheduled,
+            "claims awaiting GC have a GC pass coming"
+        );
+    }
+
+    /// What each node's volume maps must hold: volumes its live
+    /// allocations mount, volumes counted against `max_volumes`, volumes
+    /// published there.
+    fn expected_node_volumes(&self) -> (NodeVolumes, NodeVolumes, NodeVolumes) {
         let mut alloc_volumes = vec![BTreeMap::<VolumeId, u32>::new(); self.nodes.len()];
         for alloc in self.allocs.iter().filter(|a| a.is_live()) {
             for &(volume, _) in alloc.volumes() {
@@ -92,17 +149,6 @@ impl Simulation<'_> {
                     .or_default() += 1;
             }
         }
-        for &(volume, alloc) in &self.awaiting_claim_gc {
-            let claim = &self.volumes[volume.index()].ledger[&alloc];
-            assert!(
-                !self.allocs[alloc.index()].is_live() && claim.state == ClaimState::Taken,
-                "claims awaiting GC belong to stopped allocations and are not being released"
-            );
-        }
-        assert!(
-            self.awaiting_claim_gc.is_empty() || self.claim_gc_scheduled,
-            "claims awaiting GC have a GC pass coming"
-        );
         let mut published_volumes = vec![BTreeMap::<VolumeId, u32>::new(); self.nodes.len()];
         for (volume, state) in self.volumes.iter().enumerate() {
             for claim in state.ledger.values().filter(|c| c.published) {
@@ -111,14 +157,11 @@ impl Simulation<'_> {
                     .or_default() += 1;
             }
         }
-        assert_eq!(
-            self.disconnects.nodes as usize,
-            self.nodes
-                .iter()
-                .filter(|n| n.disconnected_at.is_some())
-                .count(),
-            "the count of disconnected nodes"
-        );
+        (alloc_volumes, counted_volumes, published_volumes)
+    }
+
+    fn check_node_invariants(&self, (cpu, memory): &NodeUse) {
+        let (alloc_volumes, counted_volumes, published_volumes) = self.expected_node_volumes();
         for (index, node) in self.nodes.iter().enumerate() {
             let spec = &self.scenario.nodes[index];
             let id = NodeId::from_index(index);
@@ -178,6 +221,9 @@ impl Simulation<'_> {
                 spec.name
             );
         }
+    }
+
+    fn check_job_invariants(&self, (running, healthy): &GroupCounts) {
         for (j, job) in self.jobs.iter().enumerate() {
             assert_eq!(
                 job.running, running[j],
@@ -197,79 +243,78 @@ impl Simulation<'_> {
                 );
             }
         }
-        for (index, volume) in self.volumes.iter().enumerate() {
-            let name = &self.scenario.volumes[index].name;
-            let mut ledger = ClaimCounts::default();
-            let mut published = ClaimCounts::default();
-            for (alloc, claim) in &volume.ledger {
-                ledger.add(claim.mode);
-                if claim.published {
-                    published.add(claim.mode);
-                }
-                assert!(
-                    !volume.reserved.contains_key(alloc),
-                    "volume {name}: claimed and reserved at once"
-                );
+    }
+
+    /// One volume's claim bookkeeping against its ledger and reservations.
+    fn check_volume_invariants(&self, index: usize, volume: &VolumeState) {
+        let name = &self.scenario.volumes[index].name;
+        let mut ledger = ClaimCounts::default();
+        let mut published = ClaimCounts::default();
+        for (alloc, claim) in &volume.ledger {
+            ledger.add(claim.mode);
+            if claim.published {
+                published.add(claim.mode);
             }
-            let mut reserved = ClaimCounts::default();
-            for (alloc, mode) in &volume.reserved {
-                reserved.add(*mode);
-                assert!(
-                    self.allocs[alloc.index()].is_live(),
-                    "volume {name}: reserved by a terminal alloc"
-                );
-            }
-            assert_eq!(volume.ledger_counts, ledger, "volume {name} ledger counts");
-            let mut writers = BTreeMap::new();
-            for claim in volume
-                .ledger
-                .values()
-                .filter(|c| c.mode == ClaimMode::Write)
-            {
-                *writers.entry(claim.job).or_insert(0u32) += 1;
-            }
-            assert_eq!(
-                volume.writers_by_job, writers,
-                "volume {name} writers by job"
-            );
-            assert_eq!(
-                volume.reserved_counts, reserved,
-                "volume {name} reserved counts"
-            );
-            let mut reserved_caps = BTreeMap::new();
-            for alloc in volume.reserved.keys() {
-                let alloc = &self.allocs[alloc.index()];
-                let at = alloc
-                    .volumes()
-                    .iter()
-                    .position(|&(v, _)| v.index() == index)
-                    .expect("a reserving allocation mounts the volume");
-                *reserved_caps.entry(alloc.claim_modes()[at]).or_insert(0u32) += 1;
-            }
-            assert_eq!(
-                volume.reserved_caps, reserved_caps,
-                "volume {name} reserved modes"
-            );
-            assert_eq!(
-                volume.published_counts, published,
-                "volume {name} published counts"
-            );
-            assert_eq!(
-                volume.claimed_mode.is_some(),
-                !volume.ledger.is_empty(),
-                "volume {name}: a mode is set exactly while it has claims"
-            );
-            let violating = volume
-                .claimed_mode
-                .is_some_and(|mode| !permits(mode.access_mode, published));
-            assert_eq!(
-                volume.violating_since.is_some(),
-                violating,
-                "volume {name} violation tracking"
+            assert!(
+                !volume.reserved.contains_key(alloc),
+                "volume {name}: claimed and reserved at once"
             );
         }
-        self.check_plugin_invariants();
-        self.check_drain_plugin_invariant();
-        self.check_distinct_invariants();
+        let mut reserved = ClaimCounts::default();
+        for (alloc, mode) in &volume.reserved {
+            reserved.add(*mode);
+            assert!(
+                self.allocs[alloc.index()].is_live(),
+                "volume {name}: reserved by a terminal alloc"
+            );
+        }
+        assert_eq!(volume.ledger_counts, ledger, "volume {name} ledger counts");
+        let mut writers = BTreeMap::new();
+        for claim in volume
+            .ledger
+            .values()
+            .filter(|c| c.mode == ClaimMode::Write)
+        {
+            *writers.entry(claim.job).or_insert(0u32) += 1;
+        }
+        assert_eq!(
+            volume.writers_by_job, writers,
+            "volume {name} writers by job"
+        );
+        assert_eq!(
+            volume.reserved_counts, reserved,
+            "volume {name} reserved counts"
+        );
+        let mut reserved_caps = BTreeMap::new();
+        for alloc in volume.reserved.keys() {
+            let alloc = &self.allocs[alloc.index()];
+            let at = alloc
+                .volumes()
+                .iter()
+                .position(|&(v, _)| v.index() == index)
+                .expect("a reserving allocation mounts the volume");
+            *reserved_caps.entry(alloc.claim_modes()[at]).or_insert(0u32) += 1;
+        }
+        assert_eq!(
+            volume.reserved_caps, reserved_caps,
+            "volume {name} reserved modes"
+        );
+        assert_eq!(
+            volume.published_counts, published,
+            "volume {name} published counts"
+        );
+        assert_eq!(
+            volume.claimed_mode.is_some(),
+            !volume.ledger.is_empty(),
+            "volume {name}: a mode is set exactly while it has claims"
+        );
+        let violating = volume
+            .claimed_mode
+            .is_some_and(|mode| !permits(mode.access_mode, published));
+        assert_eq!(
+            volume.violating_since.is_some(),
+            violating,
+            "volume {name} violation tracking"
+        );
     }
 }

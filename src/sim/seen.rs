@@ -3,18 +3,18 @@
 
 use std::collections::BTreeMap;
 
-use super::Simulation;
-use super::scheduler::Placement;
-use super::trace::{PlacementSeen, SEEN_HOLDERS, SeenClaims, VolumeSeen};
 use crate::model::access::{AccessMode, ClaimCounts, ClaimMode};
 use crate::model::ids::{GroupRef, NodeId, VolumeId};
+use crate::sim::server::scheduler::plan::Placement;
+use crate::sim::simulation::Simulation;
+use crate::sim::trace::{PlacementSeen, SEEN_HOLDERS, SeenClaims, VolumeSeen};
 
 impl Simulation<'_> {
     /// The view of one placement decision: each volume's claims, the
     /// allocations that will claim it, the plan's earlier placements, and
     /// what the policy's check counted of them. `None` when not tracing (or
     /// the trace's sink does not keep it).
-    pub(super) fn placement_seen(
+    pub(crate) fn placement_seen(
         &self,
         plan_claims: &BTreeMap<VolumeId, ClaimCounts>,
         planned: &[Placement],
@@ -102,7 +102,7 @@ impl Simulation<'_> {
         }))
     }
 
-    fn holder(
+    pub(crate) fn holder(
         &self,
         id: crate::model::ids::AllocId,
         mode: ClaimMode,

@@ -5,9 +5,9 @@
 //! scales with the scenario, the run stops (exit 2) naming the job and the
 //! zero delays that let it loop.
 
-use super::{Event, Simulation};
 use crate::model::ids::JobId;
 use crate::model::time::Millis;
+use crate::sim::simulation::{Event, Simulation};
 
 /// Queue entries one instant may hold beyond what the scenario's size
 /// explains (MAX_EVENTS_PER_INSTANT): a bound that no finite amount of
@@ -26,11 +26,6 @@ pub const MAX_EVENTS_PER_INSTANT: u64 = 1_000_000;
 /// leaves a million for its replacements.
 pub const MAX_PLACEMENTS_PER_RUN: usize = 5_000_000;
 
-/// Most trace rows one run keeps in memory (MAX_TRACE_ROWS, with
-/// `--trace`): a run whose trace would be longer stops (exit 2) rather than
-/// holding an unbounded log; about 100 bytes a row, plus its CSV.
-pub const MAX_TRACE_ROWS: usize = 1_000_000;
-
 /// Entries per desired allocation, job and timeline event that one instant
 /// may legitimately need (place, pull, claim, publish, run, a few retries).
 const ENTRIES_PER_ITEM: u64 = 16;
@@ -38,7 +33,7 @@ const ENTRIES_PER_ITEM: u64 = 16;
 impl Simulation<'_> {
     /// How many queue entries one instant may hold before the run is
     /// called a loop.
-    pub(super) fn instant_limit(&self) -> u64 {
+    pub(crate) fn instant_limit(&self) -> u64 {
         let scenario = self.scenario;
         let allocations: u64 = scenario
             .jobs
@@ -51,7 +46,7 @@ impl Simulation<'_> {
     }
 
     /// The message of a run stopped because time stood still at `now`.
-    pub(super) fn describe_stall(&self, event: Event, handled: u64) -> String {
+    pub(crate) fn describe_stall(&self, event: Event, handled: u64) -> String {
         let scenario = self.scenario;
         let job = self.event_job(event);
         let cluster = &scenario.cluster;
@@ -108,7 +103,7 @@ impl Simulation<'_> {
 
     /// The message of a run stopped at MAX_PLACEMENTS_PER_RUN: which job's
     /// allocations keep being replaced.
-    pub(super) fn describe_churn(&self) -> String {
+    pub(crate) fn describe_churn(&self) -> String {
         let mut per_job: std::collections::BTreeMap<JobId, u64> = Default::default();
         for alloc in &self.allocs {
             *per_job.entry(alloc.group.job).or_default() += 1;
@@ -129,7 +124,7 @@ impl Simulation<'_> {
 
     /// The message of a traced run stopped at its sink's row limit
     /// (MAX_TRACE_ROWS in memory).
-    pub(super) fn describe_long_trace(&self, max: u64, name: &str) -> String {
+    pub(crate) fn describe_long_trace(&self, max: u64, name: &str) -> String {
         format!(
             "stopped at {}s of {}s: the trace reached {max} rows ({name}); run without --trace, or trace a shorter horizon",
             self.now(),
@@ -138,7 +133,7 @@ impl Simulation<'_> {
     }
 
     /// The job an event is about, if any.
-    fn event_job(&self, event: Event) -> Option<JobId> {
+    pub(crate) fn event_job(&self, event: Event) -> Option<JobId> {
         let alloc_job =
             |alloc: crate::model::ids::AllocId| Some(self.allocs[alloc.index()].group.job);
         match event {

@@ -1,109 +1,20 @@
-//! Job registration and the scenario's timeline of operator actions.
+//! The scenario's timeline: what an operator or the infrastructure does at
+//! a given time (a node down, up, drained, disconnected or reconnected; a
+//! job scaled, updated, promoted or stopped; a plugin's health changed),
+//! as the `nomad node` / `nomad job` / `nomad deployment` commands and the
+//! servers' node status updates would do it.
 
 use std::collections::BTreeSet;
 
-use super::Simulation;
-use super::state::{AllocState, JobStatus, NodeStatus};
-use super::trace::{TraceKind, TraceRecord};
-use crate::model::access::{AccessMode, ClaimMode};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId};
-use crate::model::scenario::{TimelineAction, VolumeRequest, VolumeSource};
+use crate::model::scenario::TimelineAction;
+use crate::sim::server::drainer::drain_state::PluginMark;
+use crate::sim::simulation::Simulation;
+use crate::sim::state::store::{AllocState, JobStatus, NodeStatus};
+use crate::sim::trace::{TraceKind, TraceRecord};
 
 impl Simulation<'_> {
-    pub(super) fn submit_job(&mut self, job: JobId) {
-        self.jobs_submitted += 1;
-        if let Some(problem) = self.registration_problem(job) {
-            self.jobs[job.index()].status = JobStatus::Rejected;
-            self.metrics.rejected_jobs += 1;
-            self.rejections.push((job, problem.clone()));
-            self.record(|t| {
-                TraceRecord::new(t, TraceKind::JobRejected)
-                    .job(job)
-                    .detail(problem)
-            });
-            return;
-        }
-        self.jobs[job.index()].status = JobStatus::Registered;
-        self.record(|t| TraceRecord::new(t, TraceKind::JobSubmitted).job(job));
-        self.refresh_job(job);
-        self.enqueue_eval(job);
-    }
-
-    /// Nomad's job validation of each CSI volume request
-    /// (structs/volumes.go `VolumeRequest.Validate`). Since 1.1.0, at every
-    /// pinned release: the request needs an access mode, and a reader-only
-    /// mode must be mounted read-only. From 1.3 (validate only; see
-    /// `Policy::validates_registration`): a group with count > 1 may not
-    /// share a single-node volume, or write a multi-node-single-writer one,
-    /// without `per_alloc`. The modes checked are the request's.
-    fn registration_problem(&self, job: JobId) -> Option<String> {
-        if let Some(problem) = self.disconnect_problem(job) {
-            return Some(problem);
-        }
-        let spec = &self.scenario.jobs[job.index()];
-        for (g, group) in spec.groups.iter().enumerate() {
-            let count = self.jobs[job.index()].counts[g];
-            for request in &group.volumes {
-                let per_alloc = matches!(request.source, VolumeSource::PerAlloc { .. });
-                let problem = match self.request_access_mode(request) {
-                    None => Some("CSI volumes must have an access mode".to_string()),
-                    Some(mode) if !mode.allows_writers() && request.mode == ClaimMode::Write => {
-                        Some(format!("{mode} volumes must be read-only"))
-                    }
-                    Some(mode)
-                        if self.policy.validates_registration() && count > 1 && !per_alloc =>
-                    {
-                        match mode {
-                            AccessMode::SingleNodeReaderOnly => Some("allows only one reader"),
-                            AccessMode::SingleNodeWriter => {
-                                Some("allows only one reader or writer")
-                            }
-                            AccessMode::MultiNodeSingleWriter
-                                if request.mode == ClaimMode::Write =>
-                            {
-                                Some("allows only one writer")
-                            }
-                            _ => None,
-                        }
-                        .map(|rule| format!("volume with {mode} access mode {rule}"))
-                    }
-                    Some(_) => None,
-                };
-                if let Some(problem) = problem {
-                    return Some(format!(
-                        "task group {} volume {}: {problem}",
-                        group.name, request.alias
-                    ));
-                }
-            }
-        }
-        None
-    }
-
-    /// The access mode a request is made in: its own, or the shorthand of
-    /// the volume it names (for `per_alloc`, the one shorthand all the
-    /// `<source>[N]` volumes share; `None` if any lacks it or they differ).
-    fn request_access_mode(&self, request: &VolumeRequest) -> Option<AccessMode> {
-        if request.access_mode.is_some() {
-            return request.access_mode;
-        }
-        match &request.source {
-            VolumeSource::Shared(volume) => self.scenario.volumes[volume.index()].shorthand,
-            VolumeSource::PerAlloc { base } => {
-                let prefix = format!("{base}[");
-                let mut modes = self
-                    .scenario
-                    .volume_by_name
-                    .range(prefix.clone()..)
-                    .take_while(|(name, _)| name.starts_with(&prefix))
-                    .map(|(_, v)| self.scenario.volumes[v.index()].shorthand);
-                let first = modes.next().flatten()?;
-                modes.all(|m| m == Some(first)).then_some(first)
-            }
-        }
-    }
-
-    pub(super) fn apply_timeline(&mut self, index: usize) {
+    pub(crate) fn apply_timeline(&mut self, index: usize) {
         let action = self.scenario.events[index].action.clone();
         match action {
             TimelineAction::NodeDown(node) => self.node_down(node),
@@ -121,7 +32,7 @@ impl Simulation<'_> {
                 self.set_node_eligible(node, false);
                 self.record(|t| TraceRecord::new(t, TraceKind::NodeDrain).node(node));
                 let live = self.live_allocs_on(node);
-                self.note_plugin_marks(&live, super::plugin_drain::PluginMark::Forced);
+                self.note_plugin_marks(&live, PluginMark::Forced);
                 for &id in &live {
                     self.allocs[id.index()].migrate = true;
                 }
@@ -194,7 +105,7 @@ impl Simulation<'_> {
     }
 
     /// The node stops heartbeating: its allocations are lost and replaced.
-    pub(super) fn node_down(&mut self, node: NodeId) {
+    pub(crate) fn node_down(&mut self, node: NodeId) {
         if self.nodes[node.index()].status == NodeStatus::Down {
             return;
         }
@@ -212,11 +123,11 @@ impl Simulation<'_> {
         self.evaluate_jobs_of(&live);
     }
 
-    pub(super) fn live_allocs_on(&self, node: NodeId) -> Vec<AllocId> {
+    pub(crate) fn live_allocs_on(&self, node: NodeId) -> Vec<AllocId> {
         self.nodes[node.index()].allocs.iter().copied().collect()
     }
 
-    pub(super) fn evaluate_jobs_of(&mut self, allocs: &[AllocId]) {
+    pub(crate) fn evaluate_jobs_of(&mut self, allocs: &[AllocId]) {
         let jobs: BTreeSet<JobId> = allocs
             .iter()
             .map(|id| self.allocs[id.index()].group.job)

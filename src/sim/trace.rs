@@ -211,6 +211,11 @@ pub struct SeenClaims {
 /// allocations must not make every trace row carry thousands of names.
 pub const SEEN_HOLDERS: usize = 8;
 
+/// Most trace rows one run keeps in memory (MAX_TRACE_ROWS, with
+/// `--trace`): a run whose trace would be longer stops (exit 2) rather than
+/// holding an unbounded log; about 100 bytes a row, plus its CSV.
+pub const MAX_TRACE_ROWS: usize = 1_000_000;
+
 /// Where a traced run's rows go, one at a time as the run produces them:
 /// kept in memory (`Vec<TraceRecord>`: `plansim explain`, `run --report`,
 /// the hunt, tests) or streamed by a writer the shell provides (`run
@@ -224,7 +229,7 @@ pub trait TraceSink {
     /// Most rows this sink takes: a run whose trace would be longer stops
     /// there (`stopped_early`), naming the limit.
     fn max_rows(&self) -> (u64, &'static str) {
-        (super::stall::MAX_TRACE_ROWS as u64, "MAX_TRACE_ROWS")
+        (MAX_TRACE_ROWS as u64, "MAX_TRACE_ROWS")
     }
     /// Whether rows should carry what the scheduler saw (`seen`): only
     /// readers of the records themselves use it, never the CSV.

@@ -11,35 +11,20 @@
 
 use std::collections::BTreeSet;
 
-use super::state::{AllocState, JobStatus, NodeStatus};
-use super::trace::{TraceKind, TraceRecord};
-use super::{Event, Simulation};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId};
 use crate::model::time::Millis;
+use crate::sim::simulation::{Event, Simulation};
+use crate::sim::state::store::{AllocState, JobStatus, NodeStatus};
+use crate::sim::trace::{TraceKind, TraceRecord};
 
 /// Nomad's `DefaultKillTimeout`: a lost allocation whose client stops it
 /// itself is replaced this long after the client's stop (`WaitClientStop`).
 const KILL_TIMEOUT: Millis = Millis::from_secs(5);
 
-/// What the simulation remembers about disconnected clients.
-#[derive(Default)]
-pub(super) struct Disconnects {
-    /// Allocations a disconnected client runs (live when it disconnected).
-    client_allocs: std::collections::BTreeMap<NodeId, Vec<AllocId>>,
-    /// Allocations whose next client step waits for the client's servers.
-    stalled: BTreeSet<AllocId>,
-    /// Unknown allocations whose client came back, until an evaluation
-    /// decides between each and its replacement.
-    reconnecting: BTreeSet<AllocId>,
-    /// How many nodes' clients cannot reach their servers
-    /// (`NodeState::disconnected_at` set).
-    pub(super) nodes: u32,
-}
-
 impl Simulation<'_> {
     /// A node's `disconnected_at` changes only here, so the count of
     /// disconnected nodes follows it.
-    pub(super) fn set_disconnected_at(&mut self, node: NodeId, at: Option<Millis>) {
+    pub(crate) fn set_disconnected_at(&mut self, node: NodeId, at: Option<Millis>) {
         let was = std::mem::replace(&mut self.nodes[node.index()].disconnected_at, at);
         match (was.is_some(), at.is_some()) {
             (false, true) => self.disconnects.nodes += 1,
@@ -50,14 +35,14 @@ impl Simulation<'_> {
 
     /// Whether the servers can reach the node's client (it is up and
     /// heartbeating): only then do node-side claim steps (unpublish) run.
-    pub(super) fn client_reachable(&self, node: NodeId) -> bool {
+    pub(crate) fn client_reachable(&self, node: NodeId) -> bool {
         let state = &self.nodes[node.index()];
         state.status == NodeStatus::Ready && state.disconnected_at.is_none()
     }
 
     /// A client step that needs the servers waits while the client cannot
     /// reach them; returns whether it must wait.
-    pub(super) fn stall_if_disconnected(&mut self, alloc: AllocId) -> bool {
+    pub(crate) fn stall_if_disconnected(&mut self, alloc: AllocId) -> bool {
         // Most runs never disconnect a client: then no node's state is read
         // (on a large cluster, a cache miss per client step).
         if self.disconnects.nodes == 0 {
@@ -71,7 +56,7 @@ impl Simulation<'_> {
         stalled
     }
 
-    pub(super) fn node_disconnect(&mut self, node: NodeId) {
+    pub(crate) fn node_disconnect(&mut self, node: NodeId) {
         let state = &self.nodes[node.index()];
         if state.disconnected_at.is_some() || state.status != NodeStatus::Ready {
             self.record(|t| {
@@ -104,14 +89,17 @@ impl Simulation<'_> {
         );
     }
 
-    fn group_disconnect(&self, group: GroupRef) -> crate::model::scenario::DisconnectPolicy {
+    pub(crate) fn group_disconnect(
+        &self,
+        group: GroupRef,
+    ) -> crate::model::scenario::DisconnectPolicy {
         self.scenario.jobs[group.job.index()].groups[group.group_index()].disconnect
     }
 
     /// The heartbeat timer of a client that disconnected at `since` ran out
     /// (heartbeat.go invalidateHeartbeat): the node is down, or from 1.3
     /// disconnected if some allocation on it may wait (`disconnectState`).
-    pub(super) fn heartbeat_missed(&mut self, node: NodeId, since: Millis) {
+    pub(crate) fn heartbeat_missed(&mut self, node: NodeId, since: Millis) {
         let state = &self.nodes[node.index()];
         if state.disconnected_at != Some(since) || state.status != NodeStatus::Ready {
             return;
@@ -168,7 +156,7 @@ impl Simulation<'_> {
     /// (its follow-up evaluation, createTimeoutLaterEvals, finds it expired).
     /// The node is marked down once nothing on it may wait any longer (at
     /// its next missed heartbeat in Nomad).
-    pub(super) fn disconnect_expired(&mut self, id: AllocId, since: Millis) {
+    pub(crate) fn disconnect_expired(&mut self, id: AllocId, since: Millis) {
         let alloc = &self.allocs[id.index()];
         if alloc.state != AllocState::Unknown || alloc.failed_at() != since {
             return;
@@ -189,7 +177,7 @@ impl Simulation<'_> {
     /// `since`: it stops those allocations itself and unmounts their volumes
     /// through its own node plugin (csi_hook Postrun); the servers, which it
     /// cannot reach, keep the claims until they release them.
-    pub(super) fn client_heartbeat_stop(&mut self, node: NodeId, since: Millis) {
+    pub(crate) fn client_heartbeat_stop(&mut self, node: NodeId, since: Millis) {
         if self.nodes[node.index()].disconnected_at != Some(since) {
             return;
         }
@@ -223,7 +211,7 @@ impl Simulation<'_> {
     /// up (its lost allocations are stopped and unpublished); a disconnected
     /// one's unknown allocations run again and an evaluation picks between
     /// each and its replacement; within the grace period nothing changed.
-    pub(super) fn node_reconnect(&mut self, node: NodeId) {
+    pub(crate) fn node_reconnect(&mut self, node: NodeId) {
         if self.nodes[node.index()].disconnected_at.is_none() {
             self.record(|t| {
                 TraceRecord::new(t, TraceKind::NodeReconnect)
@@ -268,7 +256,7 @@ impl Simulation<'_> {
     }
 
     /// Client steps that waited for the servers go ahead.
-    fn resume_stalled(&mut self, node: NodeId) {
+    pub(crate) fn resume_stalled(&mut self, node: NodeId) {
         let stalled: Vec<AllocId> = self
             .disconnects
             .stalled
@@ -292,7 +280,7 @@ impl Simulation<'_> {
     /// default `best_score` picker): an allocation back from a disconnected
     /// client is kept unless its replacement runs on a better-scored node;
     /// the other one is stopped.
-    pub(super) fn resolve_reconnects(&mut self, job: JobId, stops: &mut Vec<AllocId>) {
+    pub(crate) fn resolve_reconnects(&mut self, job: JobId, stops: &mut Vec<AllocId>) {
         if self.disconnects.reconnecting.is_empty() {
             return;
         }
@@ -337,7 +325,7 @@ impl Simulation<'_> {
     /// (`stop_after_client_disconnect`) and the moment it will have (plus
     /// the kill timeout), if that is still to come: the group's placements
     /// wait for the latest (reconciler delayByStopAfter).
-    pub(super) fn client_stop_pending(&self, group: GroupRef) -> Option<(AllocId, Millis)> {
+    pub(crate) fn client_stop_pending(&self, group: GroupRef) -> Option<(AllocId, Millis)> {
         let after = self.group_disconnect(group).stop_after_client_disconnect?;
         let now = self.now();
         self.jobs[group.job.index()].latest[group.group_index()]
@@ -352,7 +340,7 @@ impl Simulation<'_> {
     /// Nomad 2.0.5 refuses a group with both settings (structs/group.go
     /// DisconnectStrategy.Validate; the YAML names are 1.3-1.7's, which
     /// 1.8+ spells `lost_after` and `stop_on_client_after`).
-    pub(super) fn disconnect_problem(&self, job: JobId) -> Option<String> {
+    pub(crate) fn disconnect_problem(&self, job: JobId) -> Option<String> {
         if !self.policy.nomad().disconnects_clients() {
             return None;
         }

@@ -6,15 +6,16 @@
 //! running. Whatever reacts to health hooks into `on_alloc_healthy` and
 //! `on_alloc_unhealthy`.
 
-use super::state::{AllocState, JobStatus, MaybeStamp};
-use super::{Event, Simulation};
 use crate::model::ids::{AllocId, GroupRef};
 use crate::model::scenario::{JobKind, JobSpec};
 use crate::model::time::Millis;
+use crate::sim::simulation::{Event, Simulation};
+use crate::sim::state::alloc_parts::MaybeStamp;
+use crate::sim::state::store::{AllocState, JobStatus};
 
 /// Whether a job's groups count in `unavailable_s`: system and sysbatch
 /// jobs do not (one allocation per node is not a desired count).
-pub(super) fn counts_for_availability(job: &JobSpec) -> bool {
+pub(crate) fn counts_for_availability(job: &JobSpec) -> bool {
     matches!(job.kind, JobKind::Service | JobKind::Batch)
 }
 
@@ -22,7 +23,7 @@ impl Simulation<'_> {
     /// The allocation just started running: it becomes healthy after its
     /// group's `healthy_after` (at once when that is 0s, without a queue
     /// entry, so runs that do not use it pay nothing).
-    pub(super) fn begin_health(&mut self, id: AllocId) {
+    pub(crate) fn begin_health(&mut self, id: AllocId) {
         let (group, version) = (
             self.allocs[id.index()].group,
             self.allocs[id.index()].version,
@@ -38,7 +39,7 @@ impl Simulation<'_> {
 
     /// `healthy_after` passed: healthy if it is still running (an
     /// allocation that left running meanwhile never becomes healthy).
-    pub(super) fn alloc_health_due(&mut self, id: AllocId) {
+    pub(crate) fn alloc_health_due(&mut self, id: AllocId) {
         let alloc = &self.allocs[id.index()];
         if alloc.state == AllocState::Running && alloc.healthy_at.is_none() {
             self.on_alloc_healthy(id);
@@ -46,7 +47,7 @@ impl Simulation<'_> {
     }
 
     /// The allocation became healthy.
-    pub(super) fn on_alloc_healthy(&mut self, id: AllocId) {
+    pub(crate) fn on_alloc_healthy(&mut self, id: AllocId) {
         let now = self.now();
         let alloc = &mut self.allocs[id.index()];
         alloc.healthy_at = MaybeStamp::some(now);
@@ -58,7 +59,7 @@ impl Simulation<'_> {
     }
 
     /// A healthy allocation is no longer (it left running).
-    pub(super) fn on_alloc_unhealthy(&mut self, id: AllocId) {
+    pub(crate) fn on_alloc_unhealthy(&mut self, id: AllocId) {
         let alloc = &mut self.allocs[id.index()];
         if alloc.healthy_at.take().is_none() {
             return;
@@ -72,7 +73,7 @@ impl Simulation<'_> {
     /// has fewer healthy allocations (for a batch job, plus completed
     /// ones) than desired, once the group has first been fully healthy. A
     /// stopped or rejected job desires nothing.
-    pub(super) fn refresh_availability(&mut self, group: GroupRef) {
+    pub(crate) fn refresh_availability(&mut self, group: GroupRef) {
         let spec = &self.scenario.jobs[group.job.index()];
         if !counts_for_availability(spec) {
             return;
@@ -98,7 +99,7 @@ impl Simulation<'_> {
     }
 
     /// Closes the `unavailable_s` clocks still running at the horizon.
-    pub(super) fn close_availability(&mut self) {
+    pub(crate) fn close_availability(&mut self) {
         let horizon = self.scenario.horizon;
         for job in &mut self.jobs {
             for since in job.unavailable_since.iter_mut().filter_map(Option::take) {

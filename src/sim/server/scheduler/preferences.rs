@@ -1,6 +1,6 @@
 //! Placement preferences, after Nomad's scheduler/feasible.go
-//! (DistinctHostsIterator, DistinctPropertyIterator, the constraint
-//! operators), scheduler/propertyset.go, scheduler/spread.go
+//! (DistinctHostsIterator, DistinctPropertyIterator; the constraint
+//! operators are in feasibility.rs), scheduler/propertyset.go, scheduler/spread.go
 //! (SpreadIterator) and scheduler/rank.go (NodeAffinityIterator).
 //!
 //! A job with none of spread, affinity, distinct_hosts or
@@ -9,95 +9,14 @@
 
 use std::collections::BTreeMap;
 
-use super::Simulation;
-use super::feasibility::FilterReason;
-use super::hot::GroupCounts;
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId};
 use crate::model::policy::NomadVersion;
 use crate::model::scenario::{
     Constraint, ConstraintOperator, ConstraintTarget, Matcher, NodeSpec, Spread,
 };
-use crate::model::version::Version;
-
-/// The value a constraint, spread or affinity target has on a node.
-pub fn target_value<'n>(target: &ConstraintTarget, node: &'n NodeSpec) -> Option<&'n str> {
-    match target {
-        ConstraintTarget::Attribute(key) => node.attributes.get(key).map(String::as_str),
-        ConstraintTarget::Datacenter => Some(node.datacenter.as_str()),
-        ConstraintTarget::NodeClass => Some(node.node_class.as_str()),
-        ConstraintTarget::NodeName => Some(node.name.as_str()),
-        ConstraintTarget::Unset => None,
-    }
-}
-
-/// Nomad's checkConstraint for one operator, given the node's value.
-pub fn operator_holds(c: &Constraint, actual: Option<&str>, version: NomadVersion) -> bool {
-    let value = c.value.as_str();
-    match c.operator {
-        ConstraintOperator::Equal => actual == Some(value),
-        // 2.0.5 resolves a missing attribute to "" before comparing.
-        ConstraintOperator::NotEqual => match version {
-            NomadVersion::V1_2_6 => actual != Some(value),
-            NomadVersion::V2_0_5 => actual.unwrap_or("") != value,
-        },
-        ConstraintOperator::IsSet => actual.is_some(),
-        ConstraintOperator::IsNotSet => actual.is_none(),
-        ConstraintOperator::Less
-        | ConstraintOperator::LessEqual
-        | ConstraintOperator::Greater
-        | ConstraintOperator::GreaterEqual => {
-            actual.is_some_and(|a| ordered(c.operator, a, value, version))
-        }
-        ConstraintOperator::Regexp => match (&c.matcher, actual) {
-            (Matcher::Regexp(re), Some(a)) => re.is_match(a),
-            _ => false,
-        },
-        ConstraintOperator::Version | ConstraintOperator::Semver => match (&c.matcher, actual) {
-            (Matcher::Version(constraints), Some(a)) => {
-                Version::parse(a, true).is_some_and(|v| constraints.check(&v))
-            }
-            _ => false,
-        },
-        ConstraintOperator::SetContainsAll => {
-            actual.is_some_and(|a| value.split(',').all(|r| set_of(a).any(|l| l == r.trim())))
-        }
-        ConstraintOperator::SetContainsAny => {
-            actual.is_some_and(|a| value.split(',').any(|r| set_of(a).any(|l| l == r.trim())))
-        }
-        // Their own iterators check these; the constraint checker passes them.
-        ConstraintOperator::DistinctHosts | ConstraintOperator::DistinctProperty => true,
-    }
-}
-
-fn set_of(list: &str) -> impl Iterator<Item = &str> {
-    list.split(',').map(str::trim)
-}
-
-/// `<`, `<=`, `>`, `>=`: 1.2.6 compares strings; 2.0.5 integers if both
-/// parse, else floats if both parse, else strings.
-fn ordered(op: ConstraintOperator, left: &str, right: &str, version: NomadVersion) -> bool {
-    use std::cmp::Ordering;
-    let order: Option<Ordering> = match version {
-        NomadVersion::V1_2_6 => Some(left.cmp(right)),
-        NomadVersion::V2_0_5 => match (left.parse::<i64>(), right.parse::<i64>()) {
-            (Ok(l), Ok(r)) => Some(l.cmp(&r)),
-            _ => match (left.parse::<f64>(), right.parse::<f64>()) {
-                // NaN compares false whichever way, as in Go.
-                (Ok(l), Ok(r)) => l.partial_cmp(&r),
-                _ => Some(left.cmp(right)),
-            },
-        },
-    };
-    let Some(order) = order else {
-        return false;
-    };
-    match op {
-        ConstraintOperator::Less => order == Ordering::Less,
-        ConstraintOperator::LessEqual => order != Ordering::Greater,
-        ConstraintOperator::Greater => order == Ordering::Greater,
-        _ => order != Ordering::Less,
-    }
-}
+use crate::sim::server::scheduler::feasibility::{FilterReason, operator_holds, target_value};
+use crate::sim::server::scheduler::hot::GroupCounts;
+use crate::sim::simulation::Simulation;
 
 /// Nomad's propertySet: how many allocations (of the job, or of one group)
 /// use each value of an attribute, counting the cluster's live allocations,
@@ -116,7 +35,7 @@ struct PropertySet {
 const IMPLICIT_TARGET: &str = "*";
 
 impl PropertySet {
-    fn key<'v>(&self, value: &'v str) -> &'v str {
+    pub(crate) fn key<'v>(&self, value: &'v str) -> &'v str {
         match &self.targets {
             Some(targets) if !targets.iter().any(|t| t == value) => IMPLICIT_TARGET,
             _ => value,
@@ -125,7 +44,7 @@ impl PropertySet {
 
     /// Counts an allocation of `group` on `node` in one of the maps, if
     /// the set covers the group and the node has the attribute.
-    fn tally(&mut self, which: Which, group: GroupRef, node: &NodeSpec) {
+    pub(crate) fn tally(&mut self, which: Which, group: GroupRef, node: &NodeSpec) {
         if !self.covers(group) {
             return;
         }
@@ -141,7 +60,7 @@ impl PropertySet {
         *map.entry(key).or_default() += 1;
     }
 
-    fn covers(&self, group: GroupRef) -> bool {
+    pub(crate) fn covers(&self, group: GroupRef) -> bool {
         self.group.is_none_or(|g| g == group)
     }
 
@@ -149,7 +68,7 @@ impl PropertySet {
     /// proposed, less the plan's stops (never below zero). PopulateProposed
     /// first takes one off a stop count above one for a value the plan
     /// also places on, and keeps a count of one as it is.
-    fn used(&self, key: &str) -> Option<u64> {
+    pub(crate) fn used(&self, key: &str) -> Option<u64> {
         let existing = self.existing.get(key).copied();
         let proposed = self.proposed.get(key).copied();
         if existing.is_none() && proposed.is_none() {
@@ -165,7 +84,7 @@ impl PropertySet {
     }
 
     /// Every value with a use count (for the even spread).
-    fn combined(&self) -> impl Iterator<Item = u64> + '_ {
+    pub(crate) fn combined(&self) -> impl Iterator<Item = u64> + '_ {
         let mut keys: Vec<&String> = self.existing.keys().chain(self.proposed.keys()).collect();
         keys.sort_unstable();
         keys.dedup();
@@ -202,7 +121,7 @@ struct GroupPreferences {
 }
 
 /// One evaluation's placement-preference state.
-pub(super) struct Preferences {
+pub(crate) struct Preferences {
     job: JobId,
     stops: Vec<AllocId>,
     /// The plan's placements so far.
@@ -220,7 +139,7 @@ pub(super) struct Preferences {
 /// Whether a distinct_hosts constraint is on: the first one in the list
 /// decides. 1.2.6 enforces it whatever its value; 2.0.5 reads the value as
 /// a boolean (empty or unparsable: on).
-pub(super) fn distinct_hosts(constraints: &[Constraint], version: NomadVersion) -> bool {
+pub(crate) fn distinct_hosts(constraints: &[Constraint], version: NomadVersion) -> bool {
     constraints
         .iter()
         .find(|c| c.operator == ConstraintOperator::DistinctHosts)
@@ -235,7 +154,7 @@ pub(super) fn distinct_hosts(constraints: &[Constraint], version: NomadVersion) 
 
 impl Simulation<'_> {
     /// The evaluation's preference state, if the job has any preference.
-    pub(super) fn preferences(&self, job: JobId, stops: &[AllocId]) -> Option<Box<Preferences>> {
+    pub(crate) fn preferences(&self, job: JobId, stops: &[AllocId]) -> Option<Box<Preferences>> {
         let spec = &self.scenario.jobs[job.index()];
         if !spec.uses_placement_preferences() {
             return None;
@@ -294,7 +213,7 @@ impl Simulation<'_> {
 
     /// Sets up `group` the first time the evaluation places it; returns
     /// whether its spread or affinity raises the stack's limit.
-    pub(super) fn prepare_group(&self, prefs: &mut Preferences, group: GroupRef) -> bool {
+    pub(crate) fn prepare_group(&self, prefs: &mut Preferences, group: GroupRef) -> bool {
         let spec = &self.scenario.jobs[group.job.index()];
         let group_spec = &spec.groups[group.group_index()];
         if prefs.groups[group.group_index()].is_none() {
@@ -358,7 +277,7 @@ impl Simulation<'_> {
     }
 
     /// The distinct_hosts, then the distinct_property iterator.
-    pub(super) fn check_distinct(
+    pub(crate) fn check_distinct(
         &self,
         prefs: &Preferences,
         node: NodeId,
@@ -424,7 +343,7 @@ impl Simulation<'_> {
 
     /// The affinity score (appended if the group has affinities: in 1.2.6
     /// only when not zero), then the spread score (appended when not zero).
-    pub(super) fn preference_scores(
+    pub(crate) fn preference_scores(
         &self,
         prefs: &mut Preferences,
         node: NodeId,
@@ -501,7 +420,7 @@ impl Simulation<'_> {
     }
 
     /// The plan now places an allocation of `group` on `node`.
-    pub(super) fn note_proposed(&self, prefs: &mut Preferences, node: NodeId, group: GroupRef) {
+    pub(crate) fn note_proposed(&self, prefs: &mut Preferences, node: NodeId, group: GroupRef) {
         prefs.proposed.push((node, group));
         let node_spec = &self.scenario.nodes[node.index()];
         let sets = prefs.job_property_sets.iter_mut().map(|(_, s)| s).chain(

@@ -6,20 +6,20 @@
 
 use std::collections::BTreeMap;
 
-use super::feasibility::{FilterReason, plan_aware_claim_check};
-use super::hot;
-use super::scheduler::{Placement, Plan};
-use super::state::{
-    Alloc, AllocState, MaybeScore, MaybeSeq, MaybeStamp, RescheduleTracker, Stamp, count_up,
-};
-use super::trace::{TraceKind, TraceRecord};
-use super::{Event, Simulation};
 use crate::model::access::ClaimCounts;
 use crate::model::ids::{AllocId, NodeId, VolumeId};
+use crate::sim::server::reschedule;
+use crate::sim::server::scheduler::feasibility::{FilterReason, plan_aware_claim_check};
+use crate::sim::server::scheduler::hot;
+use crate::sim::server::scheduler::plan::{Placement, PlacementKind, Plan};
+use crate::sim::simulation::{Event, Simulation};
+use crate::sim::state::alloc_parts::{MaybeScore, MaybeSeq, MaybeStamp, RescheduleTracker, Stamp};
+use crate::sim::state::store::{Alloc, AllocState, count_up};
+use crate::sim::trace::{TraceKind, TraceRecord};
 
 impl Simulation<'_> {
     /// Applies a plan; returns whether every part of it was committed.
-    pub(super) fn apply_plan(&mut self, plan: Plan) -> bool {
+    pub(crate) fn apply_plan(&mut self, plan: Plan) -> bool {
         if plan.is_empty() {
             return true;
         }
@@ -115,7 +115,7 @@ impl Simulation<'_> {
     /// Whether `node`'s part of a plan still fits, given what the node plans
     /// accepted before it claim (`accepted_claims`, plan-aware only: the
     /// node plan's own claims are added to it when it fits).
-    fn node_plan_fits(
+    pub(crate) fn node_plan_fits(
         &self,
         node: NodeId,
         placements: &[Placement],
@@ -162,7 +162,7 @@ impl Simulation<'_> {
     /// Plan-aware: every claim of the node plan passes the check against
     /// the claims held and accepted so far; each that passes is added to
     /// `accepted_claims` and counted in `added`.
-    fn node_plan_claims_hold(
+    pub(crate) fn node_plan_claims_hold(
         &self,
         placements: &[Placement],
         accepted_claims: &mut BTreeMap<VolumeId, ClaimCounts>,
@@ -188,7 +188,11 @@ impl Simulation<'_> {
 
     /// Plan-aware: the node's plugins can attach every volume this node plan
     /// adds to those already attached or promised there.
-    fn attach_limits_hold(&self, node: NodeId, placements: &[Placement]) -> Result<(), String> {
+    pub(crate) fn attach_limits_hold(
+        &self,
+        node: NodeId,
+        placements: &[Placement],
+    ) -> Result<(), String> {
         if !self.node_table.limits_attachments(node) {
             // No plugin here has a `max_volumes`: nothing to count (and no
             // set of the node's volumes to build for every node plan).
@@ -215,14 +219,14 @@ impl Simulation<'_> {
         Ok(())
     }
 
-    fn commit_placement(&mut self, mut placement: Placement) {
+    pub(crate) fn commit_placement(&mut self, mut placement: Placement) {
         let now = self.now();
         let seen = placement.seen.take().map(|s| vec![*s]).unwrap_or_default();
         let id = AllocId::from_index(self.allocs.len());
         let group_spec = &self.scenario.jobs[placement.group.job.index()]
             .groups_of(placement.version)[placement.group.group_index()];
-        let tracker = match placement.previous {
-            Some(previous) if placement.reschedule => {
+        let tracker = match placement.kind {
+            PlacementKind::Reschedules(previous) => {
                 // The replaced allocation is finished: its tracker moves to
                 // the replacement (never copied), trimmed to Nomad's window.
                 let old = &mut self.allocs[previous.index()];
@@ -231,9 +235,8 @@ impl Simulation<'_> {
                 let failed_at = old_tracker.failed_at;
                 let mut history = std::mem::take(&mut old_tracker.history);
                 let mut penalty_nodes = std::mem::take(&mut old_tracker.penalty_nodes);
-                let delay =
-                    super::reschedule::next_delay(&group_spec.reschedule, &history, failed_at);
-                let keep = super::reschedule::tracker_window(&group_spec.reschedule, &history, now);
+                let delay = reschedule::next_delay(&group_spec.reschedule, &history, failed_at);
+                let keep = reschedule::tracker_window(&group_spec.reschedule, &history, now);
                 history.drain(..history.len() - keep);
                 penalty_nodes.drain(..penalty_nodes.len() - keep);
                 history.push((now, delay));
@@ -250,9 +253,10 @@ impl Simulation<'_> {
         // unknown allocation (disconnected client) is replaced the same way
         // but has not failed.
         let replaces_unknown = placement
-            .previous
+            .kind
+            .previous()
             .is_some_and(|p| self.allocs[p.index()].state == AllocState::Unknown);
-        if placement.reschedule && !replaces_unknown {
+        if matches!(placement.kind, PlacementKind::Reschedules(_)) && !replaces_unknown {
             self.metrics.reschedules += 1;
         }
         self.node_table
@@ -277,26 +281,26 @@ impl Simulation<'_> {
         }
         let slot = self.slot_key(placement.group, placement.index, placement.node);
         let job = &mut self.jobs[placement.group.job.index()];
-        if placement.canary {
+        if placement.kind == PlacementKind::Canary {
             // A canary runs beside the slot's allocation until promoted.
             job.canaries.push(id);
         } else {
             job.latest[placement.group.group_index()].insert(slot, id);
         }
         self.metrics.placed += 1;
-        let detail = match placement.previous {
-            _ if placement.canary => format!("canary of version {}", placement.version),
-            Some(previous) if placement.reschedule => {
+        let detail = match placement.kind {
+            PlacementKind::Canary => format!("canary of version {}", placement.version),
+            PlacementKind::Reschedules(previous) => {
                 format!("reschedule of alloc #{}", previous.0)
             }
-            Some(previous) if placement.destructive => {
+            PlacementKind::Updates(previous) => {
                 format!(
                     "updates alloc #{} to version {}",
                     previous.0, placement.version
                 )
             }
-            Some(previous) => format!("replaces alloc #{}", previous.0),
-            None => String::new(),
+            PlacementKind::Replaces(previous) => format!("replaces alloc #{}", previous.0),
+            PlacementKind::Fresh => String::new(),
         };
         let (group, index, node_id) = (placement.group, placement.index, placement.node);
         self.record(|t| {

@@ -23,21 +23,22 @@
 
 use std::collections::BTreeMap;
 
-use super::Simulation;
-use super::feasibility::{FilterReason, PlacementFailure};
-use super::scheduler::{Placement, Plan, ResolvedVolume};
-use super::state::{JobStatus, NodeStatus};
-use super::trace::{TraceKind, TraceRecord};
 use crate::model::access::ClaimMode;
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::scenario::{Capability, JobKind};
+use crate::sim::server::scheduler::feasibility::{FilterReason, PlacementFailure};
+use crate::sim::server::scheduler::plan::{Placement, PlacementKind, Plan, ResolvedVolume};
+use crate::sim::simulation::Simulation;
+use crate::sim::state::alloc_parts::VolumeClaims;
+use crate::sim::state::store::{JobStatus, NodeStatus};
+use crate::sim::trace::{TraceKind, TraceRecord};
 
 /// Nomad names every system allocation `<job>.<group>[0]`.
-pub(super) const SYSTEM_ALLOC_INDEX: u32 = 0;
+pub(crate) const SYSTEM_ALLOC_INDEX: u32 = 0;
 
 impl Simulation<'_> {
     /// One evaluation of a registered system or sysbatch job.
-    pub(super) fn schedule_system(&mut self, mut plan: Plan) -> Plan {
+    pub(crate) fn schedule_system(&mut self, mut plan: Plan) -> Plan {
         let job = plan.job;
         let spec = &self.scenario.jobs[job.index()];
         let sysbatch = spec.kind == JobKind::Sysbatch;
@@ -100,17 +101,14 @@ impl Simulation<'_> {
                         group,
                         index: SYSTEM_ALLOC_INDEX,
                         node,
-                        claims: super::state::VolumeClaims::boxed(volumes, claim_modes, 0),
-                        previous,
-                        reschedule: false,
+                        claims: VolumeClaims::boxed(volumes, claim_modes, 0),
+                        kind: previous.map_or(PlacementKind::Fresh, PlacementKind::Replaces),
                         // System jobs are not updated by deployments here:
                         // every placement runs the job's current version.
                         version: self.jobs[job.index()].version,
-                        destructive: false,
                         seen,
                         // One allocation per node: no replacement to weigh.
                         score: 0.0,
-                        canary: false,
                     });
                 }
                 // Filtered nodes are not reported, only left out.
@@ -144,7 +142,7 @@ impl Simulation<'_> {
     /// A node changed in a way the system scheduler cares about (it came
     /// up, or became eligible): Nomad's node update creates an evaluation
     /// for every system and sysbatch job (node_endpoint.go createNodeEvals).
-    pub(super) fn evaluate_system_jobs(&mut self) {
+    pub(crate) fn evaluate_system_jobs(&mut self) {
         for (j, spec) in self.scenario.jobs.iter().enumerate() {
             if spec.is_system() && self.jobs[j].status == JobStatus::Registered {
                 self.enqueue_eval(JobId::from_index(j));
@@ -155,7 +153,7 @@ impl Simulation<'_> {
     /// The key of a placement's slot in its job's `latest`: the index for a
     /// counted job, the node for a system job (whose allocations all have
     /// index 0).
-    pub(super) fn slot_key(&self, group: GroupRef, index: u32, node: NodeId) -> u32 {
+    pub(crate) fn slot_key(&self, group: GroupRef, index: u32, node: NodeId) -> u32 {
         if self.scenario.jobs[group.job.index()].is_system() {
             node.index() as u32
         } else {

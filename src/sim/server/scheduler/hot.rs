@@ -5,15 +5,15 @@
 
 use std::cell::Cell;
 
-use super::rank;
 use crate::model::ids::{AllocId, GroupRef, NodeId};
+use crate::sim::server::scheduler::rank;
 
 /// The live allocations of every task group, with their nodes (what job
 /// anti-affinity and `distinct_hosts` count per node). An evaluation turns
 /// its job's lists into flat per-node counts once ([`GroupTally::count_live`])
 /// instead of looking up an ordered map per node scored.
 #[derive(Default)]
-pub(super) struct LiveAllocs {
+pub(crate) struct LiveAllocs {
     /// Per job, per group: live allocations and their nodes, unordered
     /// (only counts are read from it).
     groups: Vec<Vec<Vec<(AllocId, NodeId)>>>,
@@ -26,7 +26,7 @@ const GONE: u32 = u32::MAX;
 
 impl LiveAllocs {
     /// Empty lists for jobs with the given group counts.
-    pub(super) fn new(groups_per_job: impl Iterator<Item = usize>) -> Self {
+    pub(crate) fn new(groups_per_job: impl Iterator<Item = usize>) -> Self {
         LiveAllocs {
             groups: groups_per_job.map(|n| vec![Vec::new(); n]).collect(),
             position: Vec::new(),
@@ -35,7 +35,7 @@ impl LiveAllocs {
 
     /// Allocation `id` (the newest one: ids are dense and increasing) of
     /// `group` now lives on `node`.
-    pub(super) fn insert(&mut self, id: AllocId, group: GroupRef, node: NodeId) {
+    pub(crate) fn insert(&mut self, id: AllocId, group: GroupRef, node: NodeId) {
         if self.position.len() <= id.index() {
             self.position.resize(id.index() + 1, GONE);
         }
@@ -45,7 +45,7 @@ impl LiveAllocs {
     }
 
     /// Allocation `id` of `group` is no longer live.
-    pub(super) fn remove(&mut self, id: AllocId, group: GroupRef) {
+    pub(crate) fn remove(&mut self, id: AllocId, group: GroupRef) {
         let at = std::mem::replace(&mut self.position[id.index()], GONE);
         assert!(at != GONE, "alloc #{} is live", id.0);
         let list = &mut self.groups[group.job.index()][group.group_index()];
@@ -56,14 +56,14 @@ impl LiveAllocs {
     }
 
     /// The live allocations of `group`, in no particular order.
-    pub(super) fn of_group(&self, group: GroupRef) -> &[(AllocId, NodeId)] {
+    pub(crate) fn of_group(&self, group: GroupRef) -> &[(AllocId, NodeId)] {
         &self.groups[group.job.index()][group.group_index()]
     }
 }
 
 /// One group's allocations on one node during an evaluation.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
-pub(super) struct GroupCounts {
+pub(crate) struct GroupCounts {
     /// Live allocations there when the evaluation began.
     pub live: u32,
     /// Placements the plan under construction adds there.
@@ -76,7 +76,7 @@ pub(super) struct GroupCounts {
 /// evaluation costs what the group has on the cluster, not a pass over
 /// every node (320 kB written per evaluation at 40,000 nodes).
 #[derive(Default)]
-pub(super) struct GroupTally {
+pub(crate) struct GroupTally {
     per_node: Vec<GroupCounts>,
     /// The nodes whose entry is not zero.
     touched: Vec<NodeId>,
@@ -87,12 +87,12 @@ pub(super) struct GroupTally {
 impl GroupTally {
     /// Whether [`GroupTally::count_live`] ran since the last reset.
     #[inline(always)]
-    pub(super) fn is_counted(&self) -> bool {
+    pub(crate) fn is_counted(&self) -> bool {
         self.counted
     }
 
     /// Counts `group`'s live allocations per node, once per evaluation.
-    pub(super) fn count_live(&mut self, live: &LiveAllocs, group: GroupRef, nodes: usize) {
+    pub(crate) fn count_live(&mut self, live: &LiveAllocs, group: GroupRef, nodes: usize) {
         debug_assert!(!self.counted, "counted twice in one evaluation");
         if self.per_node.len() < nodes {
             self.per_node.resize(nodes, GroupCounts::default());
@@ -104,17 +104,17 @@ impl GroupTally {
     }
 
     /// Notes a placement the plan proposes on `node`.
-    pub(super) fn propose(&mut self, node: NodeId) {
+    pub(crate) fn propose(&mut self, node: NodeId) {
         self.entry(node).proposed += 1;
     }
 
     #[inline(always)]
-    pub(super) fn at(&self, node: NodeId) -> GroupCounts {
+    pub(crate) fn at(&self, node: NodeId) -> GroupCounts {
         self.per_node[node.index()]
     }
 
     /// Every node's entry, for prefetching.
-    pub(super) fn per_node(&self) -> &[GroupCounts] {
+    pub(crate) fn per_node(&self) -> &[GroupCounts] {
         &self.per_node
     }
 
@@ -127,7 +127,7 @@ impl GroupTally {
     }
 
     /// Zeroes what this evaluation counted, for the next one.
-    pub(super) fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         for node in self.touched.drain(..) {
             self.per_node[node.index()] = GroupCounts::default();
         }
@@ -169,7 +169,7 @@ struct HotNode {
 
 /// Per-node scoring state (see [`HotNode`]) and which nodes can take new
 /// allocations, as flat arrays indexed by node.
-pub(super) struct NodeTable {
+pub(crate) struct NodeTable {
     nodes: Vec<HotNode>,
     /// Ready and eligible (`NodeState::schedulable`), mirrored here so an
     /// evaluation lists its candidates without touching every node's state.
@@ -182,7 +182,7 @@ pub(super) struct NodeTable {
 impl NodeTable {
     /// For nodes of the given CPU, memory, computed class and whether a
     /// plugin limits their attachments, all schedulable and empty.
-    pub(super) fn new(nodes: impl Iterator<Item = (u64, u64, u32, bool)>) -> Self {
+    pub(crate) fn new(nodes: impl Iterator<Item = (u64, u64, u32, bool)>) -> Self {
         let mut limits_attachments = Vec::new();
         let nodes: Vec<HotNode> = nodes
             .map(|(cpu, memory, class, limited)| {
@@ -209,31 +209,31 @@ impl NodeTable {
     }
 
     /// Whether some node plugin of `node` has a `max_volumes`.
-    pub(super) fn limits_attachments(&self, node: NodeId) -> bool {
+    pub(crate) fn limits_attachments(&self, node: NodeId) -> bool {
         self.limits_attachments[node.index()]
     }
 
     /// `node`'s CPU and memory.
-    pub(super) fn capacity(&self, node: NodeId) -> (u64, u64) {
+    pub(crate) fn capacity(&self, node: NodeId) -> (u64, u64) {
         let hot = &self.nodes[node.index()];
         (hot.cpu, hot.memory)
     }
 
     /// CPU and memory used by `node`'s live allocations.
-    pub(super) fn used(&self, node: NodeId) -> (u64, u64) {
+    pub(crate) fn used(&self, node: NodeId) -> (u64, u64) {
         let hot = &self.nodes[node.index()];
         (hot.used_cpu, hot.used_memory)
     }
 
     /// An allocation of `cpu` and `memory` starts using `node`.
-    pub(super) fn take(&mut self, node: NodeId, cpu: u64, memory: u64) {
+    pub(crate) fn take(&mut self, node: NodeId, cpu: u64, memory: u64) {
         let hot = &mut self.nodes[node.index()];
         hot.used_cpu += cpu;
         hot.used_memory += memory;
     }
 
     /// An allocation of `cpu` and `memory` stops using `node`.
-    pub(super) fn release(&mut self, node: NodeId, cpu: u64, memory: u64) {
+    pub(crate) fn release(&mut self, node: NodeId, cpu: u64, memory: u64) {
         let hot = &mut self.nodes[node.index()];
         hot.used_cpu -= cpu;
         hot.used_memory -= memory;
@@ -241,17 +241,17 @@ impl NodeTable {
 
     /// Asks the CPU to start loading `node`'s record (see [`prefetch`]).
     #[inline(always)]
-    pub(super) fn prefetch(&self, node: NodeId) {
+    pub(crate) fn prefetch(&self, node: NodeId) {
         prefetch(&self.nodes, node.index());
     }
 
     /// `node`'s computed class.
-    pub(super) fn class(&self, node: NodeId) -> u32 {
+    pub(crate) fn class(&self, node: NodeId) -> u32 {
         self.nodes[node.index()].class
     }
 
     /// How many computed classes there are.
-    pub(super) fn class_count(&self) -> usize {
+    pub(crate) fn class_count(&self) -> usize {
         self.nodes
             .iter()
             .map(|n| n.class as usize + 1)
@@ -260,11 +260,11 @@ impl NodeTable {
     }
 
     /// Whether `node` can take new allocations (mirrors `NodeState::schedulable`).
-    pub(super) fn schedulable(&self) -> &[bool] {
+    pub(crate) fn schedulable(&self) -> &[bool] {
         &self.schedulable
     }
 
-    pub(super) fn set_schedulable(&mut self, node: NodeId, schedulable: bool) {
+    pub(crate) fn set_schedulable(&mut self, node: NodeId, schedulable: bool) {
         self.schedulable[node.index()] = schedulable;
     }
 
@@ -272,7 +272,7 @@ impl NodeTable {
     /// was last scored with the same usage. Inlined into the scoring loop
     /// (see `Simulation::score_node`).
     #[inline(always)]
-    pub(super) fn fitness(
+    pub(crate) fn fitness(
         &self,
         node: NodeId,
         used_cpu: u64,
@@ -296,7 +296,7 @@ impl NodeTable {
     /// (the slot each node remembers is checked against the list itself),
     /// so an evaluation needs no per-node array and no clearing, and a slot
     /// left by an earlier evaluation is simply not found.
-    pub(super) fn proposal_slot(&self, node: NodeId, proposals: &[Proposed]) -> Option<usize> {
+    pub(crate) fn proposal_slot(&self, node: NodeId, proposals: &[Proposed]) -> Option<usize> {
         let slot = self.nodes[node.index()].proposal.get() as usize;
         proposals
             .get(slot)
@@ -305,7 +305,7 @@ impl NodeTable {
     }
 
     /// Adds `cpu` and `memory` to what `proposals` holds for `node`.
-    pub(super) fn propose(
+    pub(crate) fn propose(
         &self,
         node: NodeId,
         proposals: &mut Vec<Proposed>,
@@ -336,7 +336,7 @@ impl NodeTable {
 /// capacity) pairs recur across nodes, which the per-node fitness cache
 /// cannot see. A direct-mapped table: a pure function's memo, so a
 /// collision costs a recomputation and never a different value.
-pub(super) struct FreeTermMemo {
+pub(crate) struct FreeTermMemo {
     entries: Vec<Cell<(u64, u64, f64)>>,
     /// log2 of `entries.len()`.
     bits: u32,
@@ -349,7 +349,7 @@ impl FreeTermMemo {
     /// A memo sized to the cluster: 4 entries a node, 16 to 4,096 in all,
     /// so that a run of a small scenario (a sweep runs thousands) does not
     /// pay for a large table.
-    pub(super) fn for_nodes(nodes: usize) -> Self {
+    pub(crate) fn for_nodes(nodes: usize) -> Self {
         let bits = (nodes
             .saturating_mul(4)
             .max(16)
@@ -364,7 +364,7 @@ impl FreeTermMemo {
         }
     }
 
-    pub(super) fn term(&self, used: u64, capacity: u64) -> f64 {
+    pub(crate) fn term(&self, used: u64, capacity: u64) -> f64 {
         // Fibonacci hashing of both inputs to the table's bits.
         let mixed = (used ^ capacity.rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let cell = &self.entries[(mixed >> (64 - self.bits)) as usize];
@@ -383,7 +383,7 @@ impl FreeTermMemo {
 /// cluster each per-node record it reads is a cache miss unless it is
 /// requested a few nodes ahead. A hint only: it changes no value.
 #[inline(always)]
-pub(super) fn prefetch<T>(items: &[T], index: usize) {
+pub(crate) fn prefetch<T>(items: &[T], index: usize) {
     #[cfg(target_arch = "x86_64")]
     if let Some(item) = items.get(index) {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
@@ -399,7 +399,7 @@ pub(super) fn prefetch<T>(items: &[T], index: usize) {
 
 /// CPU and memory a plan under construction proposes on one node.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Proposed {
+pub(crate) struct Proposed {
     pub node: NodeId,
     pub cpu: u64,
     pub memory: u64,
@@ -407,13 +407,13 @@ pub(super) struct Proposed {
 
 /// Each node's datacenter as a dense index, so an evaluation compares
 /// datacenter names once per datacenter instead of once per node.
-pub(super) struct Datacenters {
+pub(crate) struct Datacenters {
     names: Vec<String>,
     of_node: Vec<u32>,
 }
 
 impl Datacenters {
-    pub(super) fn new<'a>(node_datacenters: impl Iterator<Item = &'a String>) -> Self {
+    pub(crate) fn new<'a>(node_datacenters: impl Iterator<Item = &'a String>) -> Self {
         let mut names: Vec<String> = Vec::new();
         let of_node = node_datacenters
             .map(|dc| match names.iter().position(|n| n == dc) {
@@ -428,12 +428,12 @@ impl Datacenters {
     }
 
     /// Each node's datacenter index.
-    pub(super) fn of_node(&self) -> &[u32] {
+    pub(crate) fn of_node(&self) -> &[u32] {
         &self.of_node
     }
 
     /// Whether each datacenter index is one of `wanted`.
-    pub(super) fn of_job(&self, wanted: &[String]) -> Vec<bool> {
+    pub(crate) fn of_job(&self, wanted: &[String]) -> Vec<bool> {
         self.names.iter().map(|n| wanted.contains(n)).collect()
     }
 }
@@ -508,23 +508,6 @@ mod tests {
             dcs.of_job(&["c".to_string(), "b".to_string()]),
             vec![true, false, true]
         );
-    }
-
-    #[test]
-    fn alloc_set_keeps_id_order() {
-        use super::super::state::AllocSet;
-        let mut set = AllocSet::default();
-        for id in [2, 5, 9] {
-            assert!(set.insert(AllocId(id)));
-        }
-        assert!(set.insert(AllocId(4)), "an older id goes in its place");
-        assert!(!set.insert(AllocId(5)));
-        assert!(set.remove(&AllocId(2)));
-        assert!(!set.remove(&AllocId(2)));
-        assert!(set.contains(&AllocId(9)) && !set.contains(&AllocId(2)));
-        let ids: Vec<u32> = set.iter().map(|id| id.0).collect();
-        assert_eq!(ids, vec![4, 5, 9]);
-        assert_eq!(set.len(), 3);
     }
 
     #[test]

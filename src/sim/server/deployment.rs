@@ -12,24 +12,26 @@
 
 use std::collections::BTreeSet;
 
-use super::scheduler::Want;
-use super::state::{Deployment, DeploymentStatus, JobStatus, MaybeSeq};
-use super::trace::{TraceKind, TraceRecord};
-use super::{Event, Simulation};
 use crate::model::ids::{AllocId, GroupRef, JobId};
 use crate::model::scenario::UpdateStrategy;
 use crate::model::time::Millis;
+use crate::sim::server::scheduler::plan::{PlacementKind, ResolvedVolume, Want};
+use crate::sim::simulation::{Event, Simulation};
+use crate::sim::state::alloc_parts::MaybeSeq;
+use crate::sim::state::slots::Slots;
+use crate::sim::state::store::{Deployment, DeploymentStatus, JobStatus};
+use crate::sim::trace::{TraceKind, TraceRecord};
 
 impl Simulation<'_> {
     /// The update strategy of `group` at the job's current version.
-    pub(super) fn update_strategy(&self, group: GroupRef) -> Option<UpdateStrategy> {
+    pub(crate) fn update_strategy(&self, group: GroupRef) -> Option<UpdateStrategy> {
         let version = self.jobs[group.job.index()].version;
         self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()].update
     }
 
     /// `update_job`: the job's new version, and a deployment to roll it out
     /// when a group has an update strategy (a batch job updates at once).
-    pub(super) fn update_job(&mut self, job: JobId, version: u32) {
+    pub(crate) fn update_job(&mut self, job: JobId, version: u32) {
         let state = &mut self.jobs[job.index()];
         state.version = version;
         let counts: Vec<u32> = self.scenario.jobs[job.index()]
@@ -51,7 +53,7 @@ impl Simulation<'_> {
         self.enqueue_eval(job);
     }
 
-    fn start_deployment(&mut self, job: JobId) {
+    pub(crate) fn start_deployment(&mut self, job: JobId) {
         let now = self.now();
         let state = &mut self.jobs[job.index()];
         state.deployments_started += 1;
@@ -81,7 +83,7 @@ impl Simulation<'_> {
 
     /// A running deployment ends without success or failure (a newer
     /// version replaced it, or the job stopped).
-    pub(super) fn cancel_deployment(&mut self, job: JobId, _why: &str) {
+    pub(crate) fn cancel_deployment(&mut self, job: JobId, _why: &str) {
         if let Some(d) = self.jobs[job.index()].deployment.as_mut()
             && d.is_active()
         {
@@ -90,7 +92,7 @@ impl Simulation<'_> {
     }
 
     /// The active deployment of `job`, if any.
-    pub(super) fn active_deployment(&self, job: JobId) -> Option<&Deployment> {
+    pub(crate) fn active_deployment(&self, job: JobId) -> Option<&Deployment> {
         self.jobs[job.index()]
             .deployment
             .as_ref()
@@ -107,7 +109,7 @@ impl Simulation<'_> {
     /// allocation waiting for its reschedule holds the group's updates
     /// back. `placing` other placements of the group use the budget first
     /// (placeAllocs).
-    pub(super) fn destructive_budget(
+    pub(crate) fn destructive_budget(
         &self,
         group: GroupRef,
         placing: usize,
@@ -145,7 +147,7 @@ impl Simulation<'_> {
 
     /// A placement was committed: an allocation of the job's active
     /// deployment is watched for health from now.
-    pub(super) fn watch_deployment_alloc(&mut self, id: AllocId) {
+    pub(crate) fn watch_deployment_alloc(&mut self, id: AllocId) {
         let alloc = &self.allocs[id.index()];
         let job = alloc.group.job;
         let version = alloc.version;
@@ -178,7 +180,7 @@ impl Simulation<'_> {
 
     /// The allocation became healthy (health.rs): the deployment counts it
     /// healthy after `min_healthy_time` more.
-    pub(super) fn deployment_alloc_healthy(&mut self, id: AllocId) {
+    pub(crate) fn deployment_alloc_healthy(&mut self, id: AllocId) {
         let alloc = &self.allocs[id.index()];
         if alloc.deployment.is_none() || alloc.deploy_health.is_some() {
             return;
@@ -194,7 +196,7 @@ impl Simulation<'_> {
     }
 
     /// `min_healthy_time` passed: healthy for the deployment if it still is.
-    pub(super) fn deploy_healthy_due(&mut self, id: AllocId) {
+    pub(crate) fn deploy_healthy_due(&mut self, id: AllocId) {
         let alloc = &self.allocs[id.index()];
         let job = alloc.group.job;
         let current = self.active_deployment(job).map(|d| d.seq);
@@ -229,7 +231,7 @@ impl Simulation<'_> {
 
     /// Nomad's allocation health deadline: not healthy `healthy_deadline`
     /// after placement is unhealthy.
-    pub(super) fn healthy_deadline_due(&mut self, id: AllocId) {
+    pub(crate) fn healthy_deadline_due(&mut self, id: AllocId) {
         let alloc = &self.allocs[id.index()];
         if alloc.deploy_health.is_none() && alloc.deployment.is_some() && alloc.is_live() {
             self.deploy_alloc_unhealthy(id);
@@ -239,7 +241,7 @@ impl Simulation<'_> {
     /// The allocation failed (or missed its health deadline) before it was
     /// healthy: without a progress deadline the deployment fails at once
     /// (shouldFailEarly); with one, the deadline decides.
-    pub(super) fn deploy_alloc_unhealthy(&mut self, id: AllocId) {
+    pub(crate) fn deploy_alloc_unhealthy(&mut self, id: AllocId) {
         let alloc = &mut self.allocs[id.index()];
         let job = alloc.group.job;
         let group = alloc.group;
@@ -265,7 +267,7 @@ impl Simulation<'_> {
     /// placed once the deployment saw it healthy; one that already ran the
     /// version (a revert's, which Nomad updates in place into the new
     /// deployment) while it is healthy.
-    fn healthy_in(&self, id: AllocId, deployment: &Deployment) -> bool {
+    pub(crate) fn healthy_in(&self, id: AllocId, deployment: &Deployment) -> bool {
         let a = &self.allocs[id.index()];
         a.is_live()
             && a.version == deployment.version
@@ -278,7 +280,7 @@ impl Simulation<'_> {
 
     /// Every group has its desired count of the deployment's version,
     /// healthy for the deployment, and nothing of an older version left.
-    fn deployment_complete(&self, job: JobId) -> bool {
+    pub(crate) fn deployment_complete(&self, job: JobId) -> bool {
         let state = &self.jobs[job.index()];
         let Some(deployment) = state.deployment.as_ref() else {
             return false;
@@ -300,7 +302,7 @@ impl Simulation<'_> {
         })
     }
 
-    fn finish_deployment(&mut self, job: JobId) {
+    pub(crate) fn finish_deployment(&mut self, job: JobId) {
         let now = self.now();
         let state = &mut self.jobs[job.index()];
         let Some(d) = state.deployment.as_mut() else {
@@ -321,7 +323,7 @@ impl Simulation<'_> {
     /// The progress deadline (deployment_watcher.go watch, shouldFail):
     /// fails the deployment unless every group has its desired healthy
     /// allocations.
-    pub(super) fn progress_deadline_due(&mut self, job: JobId) {
+    pub(crate) fn progress_deadline_due(&mut self, job: JobId) {
         let now = self.now();
         let Some(d) = self.active_deployment(job) else {
             return;
@@ -351,7 +353,7 @@ impl Simulation<'_> {
         }
     }
 
-    fn fail_deployment(&mut self, job: JobId, why: &str) {
+    pub(crate) fn fail_deployment(&mut self, job: JobId, why: &str) {
         let state = &mut self.jobs[job.index()];
         let Some(d) = state.deployment.as_mut() else {
             return;
@@ -391,18 +393,14 @@ impl Simulation<'_> {
     /// its claim is what blocked the placement, so the allocation stops,
     /// the claim is released, and the release re-evaluates the job (the
     /// fix's hand-off), instead of the update deadlocking.
-    pub(super) fn keeps_stop(
-        &self,
-        previous: AllocId,
-        volumes: &[super::scheduler::ResolvedVolume],
-    ) -> bool {
+    pub(crate) fn keeps_stop(&self, previous: AllocId, volumes: &[ResolvedVolume]) -> bool {
         self.policy.plan_aware_claims()
             && volumes.iter().any(|v| match v {
-                super::scheduler::ResolvedVolume::Found(id, _, _) => self.allocs[previous.index()]
+                ResolvedVolume::Found(id, _, _) => self.allocs[previous.index()]
                     .volumes()
                     .iter()
                     .any(|(held, _)| held == id),
-                super::scheduler::ResolvedVolume::Missing(_) => false,
+                ResolvedVolume::Missing(_) => false,
             })
     }
 
@@ -413,7 +411,7 @@ impl Simulation<'_> {
     /// destructive updates to make and fewer canaries than `canary`, the
     /// missing ones are placed beside the old allocations. Returns whether
     /// the group waits for promotion (no destructive update is made).
-    pub(super) fn reconcile_canaries(
+    pub(crate) fn reconcile_canaries(
         &mut self,
         group: GroupRef,
         outdated: &[(u32, AllocId)],
@@ -471,7 +469,7 @@ impl Simulation<'_> {
             let missing =
                 (update.canary as usize - placed).min((count as usize).saturating_sub(placing));
             for index in next_canaries(missing, count, &current, outdated, latest) {
-                wants.push(Want::canary(group, index));
+                wants.push(Want::new(group, index, PlacementKind::Canary));
             }
             if let Some(d) = self.jobs[job.index()].deployment.as_mut() {
                 d.desired_canaries[g] = update.canary;
@@ -488,7 +486,7 @@ impl Simulation<'_> {
     /// count healthy `min_healthy_time` later. Called after the group's
     /// destructive updates are decided: the in-place updates are in the
     /// same plan, so they do not hold back this evaluation's budget.
-    pub(super) fn join_in_place(&mut self, group: GroupRef) {
+    pub(crate) fn join_in_place(&mut self, group: GroupRef) {
         let Some(d) = self.active_deployment(group.job) else {
             return;
         };
@@ -517,7 +515,7 @@ impl Simulation<'_> {
     }
 
     /// Live canaries of `group` in `deployment` the deployment counts healthy.
-    fn healthy_canaries(&self, group: GroupRef, deployment: &Deployment) -> usize {
+    pub(crate) fn healthy_canaries(&self, group: GroupRef, deployment: &Deployment) -> usize {
         self.jobs[group.job.index()]
             .canaries
             .iter()
@@ -534,7 +532,7 @@ impl Simulation<'_> {
     /// Whether the group's canaries allow a promotion: each group with
     /// canaries has them all healthy (state_store.go
     /// UpsertDeploymentPromotion), or the error Nomad answers with.
-    fn promotion_refused(&self, job: JobId) -> Option<String> {
+    pub(crate) fn promotion_refused(&self, job: JobId) -> Option<String> {
         let Some(d) = self.active_deployment(job) else {
             return Some("no active deployment".to_string());
         };
@@ -556,7 +554,7 @@ impl Simulation<'_> {
 
     /// deployment_watcher.go autoPromoteDeployment: every group with
     /// canaries has `auto_promote` and all its canaries placed and healthy.
-    fn auto_promotable(&self, job: JobId) -> bool {
+    pub(crate) fn auto_promotable(&self, job: JobId) -> bool {
         let Some(d) = self.active_deployment(job) else {
             return false;
         };
@@ -571,7 +569,7 @@ impl Simulation<'_> {
     }
 
     /// `promote_deployment`: Nomad's `nomad deployment promote`.
-    pub(super) fn promote_deployment(&mut self, job: JobId) {
+    pub(crate) fn promote_deployment(&mut self, job: JobId) {
         let refused = self.promotion_refused(job);
         let detail = match &refused {
             None => "promoting".to_string(),
@@ -591,7 +589,7 @@ impl Simulation<'_> {
     /// ran beside is displaced and stopped by the next evaluation, which
     /// also goes on with the destructive updates); the progress deadline
     /// restarts (UpsertDeploymentPromotion).
-    fn promote(&mut self, job: JobId) {
+    pub(crate) fn promote(&mut self, job: JobId) {
         let now = self.now();
         let mut deadline = None;
         for g in 0..self.jobs[job.index()].counts.len() {
@@ -642,7 +640,7 @@ impl Simulation<'_> {
     /// evaluation has nothing to place (isDeploymentComplete): it succeeds
     /// once every group is complete (a revert whose allocations already run
     /// the stable version, a count-only version).
-    pub(super) fn reconciled_deployment(&mut self, job: JobId) {
+    pub(crate) fn reconciled_deployment(&mut self, job: JobId) {
         if self.active_deployment(job).is_some() && self.deployment_complete(job) {
             self.finish_deployment(job);
         }
@@ -657,7 +655,7 @@ fn next_canaries(
     count: u32,
     taken: &BTreeSet<u32>,
     outdated: &[(u32, AllocId)],
-    latest: &super::slots::Slots,
+    latest: &Slots,
 ) -> Vec<u32> {
     let mut next: Vec<u32> = Vec::with_capacity(n);
     let destructive = outdated.iter().map(|&(i, _)| i);

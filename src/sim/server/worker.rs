@@ -3,12 +3,10 @@
 //! the highest priority first (FIFO among equals).
 
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
 
-use super::trace::{TraceKind, TraceRecord};
-use super::{Event, Simulation};
 use crate::model::ids::JobId;
-use crate::model::time::Millis;
+use crate::sim::simulation::{Event, Simulation};
+use crate::sim::trace::{TraceKind, TraceRecord};
 
 /// Nomad's worker retries a plan that the applier partly rejected until this
 /// many passes in a row made no progress (service, batch), then blocks the
@@ -16,17 +14,10 @@ use crate::model::time::Millis;
 const MAX_SERVICE_ATTEMPTS: u32 = 5;
 const MAX_BATCH_ATTEMPTS: u32 = 2;
 
-#[derive(Default)]
-pub struct EvalBroker {
-    /// (priority, arrival) -> job.
-    ready: BTreeMap<(Reverse<u32>, u64), JobId>,
-    next_seq: u64,
-}
-
 impl Simulation<'_> {
     /// Asks for an evaluation of `job`. Coalesces with one already waiting;
     /// if a worker is busy with the job, it is evaluated again afterwards.
-    pub(super) fn enqueue_eval(&mut self, job: JobId) {
+    pub(crate) fn enqueue_eval(&mut self, job: JobId) {
         let state = &mut self.jobs[job.index()];
         if state.eval_queued {
             return;
@@ -47,7 +38,7 @@ impl Simulation<'_> {
     /// against the state as it is now (its snapshot) and submits its plan
     /// `scheduler_latency` later; other workers may plan from the same state
     /// in between, which is how concurrent workers double-claim.
-    fn dispatch(&mut self) {
+    pub(crate) fn dispatch(&mut self) {
         while let Some(worker) = self.workers.iter().position(Option::is_none) {
             let Some((_, job)) = self.broker.ready.pop_first() else {
                 return;
@@ -70,7 +61,7 @@ impl Simulation<'_> {
         }
     }
 
-    pub(super) fn plan_submitted(&mut self, worker: usize) {
+    pub(crate) fn plan_submitted(&mut self, worker: usize) {
         let plan = self.workers[worker]
             .take()
             .expect("a busy worker has a plan");
@@ -118,34 +109,5 @@ impl Simulation<'_> {
             self.enqueue_eval(job);
         }
         self.dispatch();
-    }
-}
-
-/// Nomad's leader re-enqueues max-plans blocked evaluations every minute.
-const FAILED_EVAL_UNBLOCK_INTERVAL: Millis = Millis::from_secs(60);
-
-impl Simulation<'_> {
-    /// The evaluation gave up after its plan retries: Nomad blocks it with
-    /// trigger max-plans, which the leader also retries once a minute.
-    fn block_after_max_plans(&mut self, job: JobId) {
-        self.max_plans_blocked.insert(job);
-        if !self.unblock_failed_scheduled {
-            self.unblock_failed_scheduled = true;
-            let interval = FAILED_EVAL_UNBLOCK_INTERVAL.0;
-            // The leader's ticker fires at whole minutes.
-            let next = Millis((self.now().0 / interval + 1) * interval);
-            self.at(next, Event::UnblockFailed);
-        }
-    }
-
-    /// blocked_evals.go UnblockFailed: every max-plans blocked evaluation
-    /// goes back to the broker.
-    pub(super) fn unblock_failed(&mut self) {
-        self.unblock_failed_scheduled = false;
-        for job in std::mem::take(&mut self.max_plans_blocked) {
-            if self.blocked.remove(&job) {
-                self.enqueue_eval(job);
-            }
-        }
     }
 }

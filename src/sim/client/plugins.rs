@@ -7,26 +7,17 @@
 //! `controllerUnpublishVolume` when it is released, which the volume
 //! watcher retries until a controller can do it).
 
-use super::state::{AllocState, ClaimState};
-use super::trace::{TraceKind, TraceRecord};
-use super::{Event, Simulation};
 use crate::model::ids::{AllocId, NodeId, PluginId, VolumeId};
 use crate::model::policy::NomadVersion;
-
-/// A plugin's controller: its health flag (`controller_healthy`, changed by
-/// `plugin_controller_health` events) and, when jobs run it, how many of
-/// their allocations are running.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct ControllerState {
-    pub healthy: bool,
-    pub running: u32,
-}
+use crate::sim::simulation::{Event, Simulation};
+use crate::sim::state::store::{AllocState, ClaimState};
+use crate::sim::trace::{TraceKind, TraceRecord};
 
 impl Simulation<'_> {
     /// Whether the plugin has a healthy controller (Nomad's
     /// `ControllersHealthy > 0`): its health flag, and when jobs run the
     /// controller, one of their allocations running.
-    pub(super) fn controller_available(&self, plugin: PluginId) -> bool {
+    pub(crate) fn controller_available(&self, plugin: PluginId) -> bool {
         let state = self.controllers[plugin.index()];
         state.healthy
             && (!self.scenario.plugins[plugin.index()].controller_from_jobs || state.running > 0)
@@ -35,7 +26,7 @@ impl Simulation<'_> {
     /// Whether a volume of `plugin` needs a controller that is not there:
     /// Nomad's `CSIVolume.Schedulable` is false then
     /// (state_store.go `CSIVolumeDenormalizePlugins`), at both releases.
-    pub(super) fn controller_missing(&self, plugin: PluginId) -> bool {
+    pub(crate) fn controller_missing(&self, plugin: PluginId) -> bool {
         self.scenario.plugins[plugin.index()].controller_required
             && !self.controller_available(plugin)
     }
@@ -43,18 +34,18 @@ impl Simulation<'_> {
     /// An allocation became healthy (health.rs: running for its group's
     /// `healthy_after`): the plugins its group runs register, healthy (node
     /// plugins on its node, controllers for the whole cluster).
-    pub(super) fn plugin_alloc_healthy(&mut self, id: AllocId) {
+    pub(crate) fn plugin_alloc_healthy(&mut self, id: AllocId) {
         self.plugin_alloc_changed(id, true);
     }
 
     /// A healthy allocation stopped, failed, completed or was lost (called
     /// after its terminal state is recorded): its plugins turn unhealthy
     /// where no other allocation provides them.
-    pub(super) fn plugin_alloc_unhealthy(&mut self, id: AllocId) {
+    pub(crate) fn plugin_alloc_unhealthy(&mut self, id: AllocId) {
         self.plugin_alloc_changed(id, false);
     }
 
-    fn plugin_alloc_changed(&mut self, id: AllocId, running: bool) {
+    pub(crate) fn plugin_alloc_changed(&mut self, id: AllocId, running: bool) {
         let alloc = &self.allocs[id.index()];
         let (group, node) = (alloc.group, alloc.node);
         let tasks = &self.scenario.jobs[group.job.index()].groups[group.group_index()].csi_plugins;
@@ -80,7 +71,7 @@ impl Simulation<'_> {
 
     /// One more (or one fewer) running allocation provides `plugin` on
     /// `node`. A slot the node declares itself is not the job's to change.
-    fn node_plugin_provider(&mut self, node: NodeId, plugin: PluginId, running: bool) {
+    pub(crate) fn node_plugin_provider(&mut self, node: NodeId, plugin: PluginId, running: bool) {
         let spec = &self.scenario.nodes[node.index()];
         let Some(slot) = spec
             .csi_plugins
@@ -107,7 +98,7 @@ impl Simulation<'_> {
     /// What follows a node plugin's health change, however it came (the
     /// `plugin_health` event or a plugin allocation): a trace row, and a
     /// plugin turning healthy unblocks evaluations (a node update).
-    pub(super) fn announce_plugin_health(&mut self, node: NodeId, plugin: PluginId, healthy: bool) {
+    pub(crate) fn announce_plugin_health(&mut self, node: NodeId, plugin: PluginId, healthy: bool) {
         let detail = format!(
             "{} {}",
             self.scenario.plugins[plugin.index()].name,
@@ -124,7 +115,7 @@ impl Simulation<'_> {
     }
 
     /// The `plugin_controller_health` event.
-    pub(super) fn set_controller_health(&mut self, plugin: PluginId, healthy: bool) {
+    pub(crate) fn set_controller_health(&mut self, plugin: PluginId, healthy: bool) {
         let before = self.controller_available(plugin);
         self.controllers[plugin.index()].healthy = healthy;
         let detail = format!(
@@ -142,7 +133,12 @@ impl Simulation<'_> {
     /// again). Nomad learns of a controller from its node's fingerprint,
     /// which unblocks that node's class; a health event names no node, so
     /// it unblocks every blocked job.
-    fn controller_changed(&mut self, plugin: PluginId, before: bool, node: Option<NodeId>) {
+    pub(crate) fn controller_changed(
+        &mut self,
+        plugin: PluginId,
+        before: bool,
+        node: Option<NodeId>,
+    ) {
         if before || !self.controller_available(plugin) {
             return;
         }
@@ -168,7 +164,7 @@ impl Simulation<'_> {
     /// plugin needs a controller and none is healthy. Neither release's
     /// client retries it (it is not one of the errors
     /// `isRetryableClaimRPCError` names, and 1.2.6 never retries).
-    pub(super) fn controller_publish(&self, volume: VolumeId) -> Result<(), String> {
+    pub(crate) fn controller_publish(&self, volume: VolumeId) -> Result<(), String> {
         let plugin = self.scenario.volumes[volume.index()].plugin;
         if !self.controller_missing(plugin) {
             return Ok(());
@@ -191,7 +187,7 @@ impl Simulation<'_> {
     /// The ControllerUnpublish step of a release: `false` (and the claim
     /// waits) while the plugin needs a controller and none is healthy; the
     /// volume watcher retries it once one is.
-    pub(super) fn controller_can_detach(&mut self, id: AllocId, volume: VolumeId) -> bool {
+    pub(crate) fn controller_can_detach(&mut self, id: AllocId, volume: VolumeId) -> bool {
         let plugin = self.scenario.volumes[volume.index()].plugin;
         if !self.controller_missing(plugin) {
             return true;
@@ -202,7 +198,7 @@ impl Simulation<'_> {
 
     /// The node plugin the client mounts through: present and healthy on
     /// the allocation's node, else the mount fails with the client's error.
-    pub(super) fn node_plugin_problem(&self, node: NodeId, volume: VolumeId) -> Option<String> {
+    pub(crate) fn node_plugin_problem(&self, node: NodeId, volume: VolumeId) -> Option<String> {
         let plugin = self.scenario.volumes[volume.index()].plugin;
         let name = &self.scenario.plugins[plugin.index()].name;
         let slot = self.scenario.nodes[node.index()]
@@ -225,7 +221,7 @@ impl Simulation<'_> {
     /// provider count is the number of healthy allocations providing it;
     /// a claim waiting for the controller belongs to a finished allocation
     /// of a plugin that requires one, and is not yet controller-detached.
-    pub(super) fn check_plugin_invariants(&self) {
+    pub(crate) fn check_plugin_invariants(&self) {
         for (v, volume) in self.volumes.iter().enumerate() {
             let plugin = self.scenario.volumes[v].plugin;
             for claim in volume.ledger.values().filter(|c| c.published) {

@@ -12,9 +12,6 @@ use crate::model::ids::{NodeId, VolumeId};
 use crate::model::scenario::{Capability, Scenario};
 use crate::model::time::Millis;
 
-use super::scheduler::Placement;
-use super::state::Alloc;
-
 /// A point in simulated time in 4 bytes. Every time a run reaches fits:
 /// the clock never passes the horizon (`MAX_HORIZON`, 30 days, is below
 /// 2^32 ms, as is every time the event queue holds).
@@ -225,76 +222,13 @@ pub fn expected_allocations(scenario: &Scenario) -> usize {
 }
 
 /// The volumes in `claims`, none without.
-fn volumes_of(claims: &Option<Box<VolumeClaims>>) -> &[(VolumeId, ClaimMode)] {
+pub fn volumes_of(claims: &Option<Box<VolumeClaims>>) -> &[(VolumeId, ClaimMode)] {
     claims.as_deref().map_or(&[], |c| &c.volumes)
 }
 
 /// The claim modes in `claims`, none without.
-fn claim_modes_of(claims: &Option<Box<VolumeClaims>>) -> &[Capability] {
+pub fn claim_modes_of(claims: &Option<Box<VolumeClaims>>) -> &[Capability] {
     claims.as_deref().map_or(&[], |c| &c.claim_modes)
-}
-
-impl Placement {
-    /// The volumes the placement mounts, with the mode of each claim.
-    pub fn volumes(&self) -> &[(VolumeId, ClaimMode)] {
-        volumes_of(&self.claims)
-    }
-
-    /// The access and attachment mode each of `volumes()` is claimed in.
-    pub fn claim_modes(&self) -> &[Capability] {
-        claim_modes_of(&self.claims)
-    }
-}
-
-impl Alloc {
-    /// The volumes it mounts, with the mode of each claim.
-    pub fn volumes(&self) -> &[(VolumeId, ClaimMode)] {
-        volumes_of(&self.claims)
-    }
-
-    /// The access and attachment mode each of `volumes()` is claimed in.
-    pub fn claim_modes(&self) -> &[Capability] {
-        claim_modes_of(&self.claims)
-    }
-
-    /// The client's claim progress; only an allocation with volumes claims.
-    pub fn claims_mut(&mut self) -> &mut VolumeClaims {
-        self.claims
-            .as_deref_mut()
-            .expect("only an allocation with volumes claims")
-    }
-
-    /// When it failed, was lost or went unknown (0 if it never did).
-    pub fn failed_at(&self) -> Millis {
-        self.tracker.as_ref().map_or(Millis::ZERO, |t| t.failed_at)
-    }
-
-    pub fn reschedule_history(&self) -> &[(Millis, Millis)] {
-        self.tracker.as_deref().map_or(&[], |t| &t.history)
-    }
-
-    pub fn penalty_nodes(&self) -> &[NodeId] {
-        self.tracker.as_deref().map_or(&[], |t| &t.penalty_nodes)
-    }
-
-    pub fn followup_at(&self) -> Option<Millis> {
-        self.tracker.as_ref().and_then(|t| t.followup_at)
-    }
-
-    /// The tracker, made empty if it has none yet.
-    pub fn tracker_mut(&mut self) -> &mut RescheduleTracker {
-        self.tracker.get_or_insert_default()
-    }
-
-    pub fn set_failed_at(&mut self, at: Millis) {
-        self.tracker_mut().failed_at = at;
-    }
-
-    pub fn set_followup_at(&mut self, at: Option<Millis>) {
-        if at.is_some() || self.tracker.is_some() {
-            self.tracker_mut().followup_at = at;
-        }
-    }
 }
 
 #[cfg(test)]
@@ -329,18 +263,5 @@ mod tests {
             assert_eq!(got.to_bits(), score.to_bits());
         }
         assert_eq!(MaybeScore::NONE.get(), None);
-    }
-
-    #[test]
-    fn an_allocation_record_stays_small() {
-        // 232 bytes before #16; C1M holds a million of these.
-        assert!(
-            std::mem::size_of::<Alloc>() <= 64,
-            "{}",
-            std::mem::size_of::<Alloc>()
-        );
-        // 96 before: a one-job plan of MAX_ALLOCATIONS placements is held whole.
-        let placement = std::mem::size_of::<Placement>();
-        assert!(placement <= 56, "{placement}");
     }
 }

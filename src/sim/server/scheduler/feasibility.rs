@@ -7,7 +7,10 @@ use std::collections::BTreeMap;
 use crate::model::access::{ClaimCounts, ClaimMode, Refusal, admit};
 use crate::model::ids::{GroupRef, NodeId, PluginId, VolumeId};
 use crate::model::policy::NomadVersion;
-use crate::model::scenario::{Constraint, NodeSpec, Scenario};
+use crate::model::scenario::{
+    Constraint, ConstraintOperator, ConstraintTarget, Matcher, NodeSpec, Scenario,
+};
+use crate::model::version::Version;
 
 /// Why a node was filtered out. Ids, not names: rendering happens once, at
 /// the edge, with [`FilterReason::describe`].
@@ -238,8 +241,8 @@ pub fn constraint_holds_at(
     node: &NodeSpec,
     version: NomadVersion,
 ) -> bool {
-    let actual = super::placement::target_value(&constraint.target, node);
-    super::placement::operator_holds(constraint, actual, version)
+    let actual = target_value(&constraint.target, node);
+    operator_holds(constraint, actual, version)
 }
 
 /// The plan-aware check: the exact access-mode rule over every claim that is
@@ -251,6 +254,86 @@ pub fn plan_aware_claim_check(
     request: ClaimMode,
 ) -> Result<(), FilterReason> {
     admit(access_mode, held, request).map_err(|refusal| FilterReason::from_refusal(refusal, volume))
+}
+
+/// The value a constraint, spread or affinity target has on a node.
+pub fn target_value<'n>(target: &ConstraintTarget, node: &'n NodeSpec) -> Option<&'n str> {
+    match target {
+        ConstraintTarget::Attribute(key) => node.attributes.get(key).map(String::as_str),
+        ConstraintTarget::Datacenter => Some(node.datacenter.as_str()),
+        ConstraintTarget::NodeClass => Some(node.node_class.as_str()),
+        ConstraintTarget::NodeName => Some(node.name.as_str()),
+        ConstraintTarget::Unset => None,
+    }
+}
+
+/// Nomad's checkConstraint for one operator, given the node's value.
+pub fn operator_holds(c: &Constraint, actual: Option<&str>, version: NomadVersion) -> bool {
+    let value = c.value.as_str();
+    match c.operator {
+        ConstraintOperator::Equal => actual == Some(value),
+        // 2.0.5 resolves a missing attribute to "" before comparing.
+        ConstraintOperator::NotEqual => match version {
+            NomadVersion::V1_2_6 => actual != Some(value),
+            NomadVersion::V2_0_5 => actual.unwrap_or("") != value,
+        },
+        ConstraintOperator::IsSet => actual.is_some(),
+        ConstraintOperator::IsNotSet => actual.is_none(),
+        ConstraintOperator::Less
+        | ConstraintOperator::LessEqual
+        | ConstraintOperator::Greater
+        | ConstraintOperator::GreaterEqual => {
+            actual.is_some_and(|a| ordered(c.operator, a, value, version))
+        }
+        ConstraintOperator::Regexp => match (&c.matcher, actual) {
+            (Matcher::Regexp(re), Some(a)) => re.is_match(a),
+            _ => false,
+        },
+        ConstraintOperator::Version | ConstraintOperator::Semver => match (&c.matcher, actual) {
+            (Matcher::Version(constraints), Some(a)) => {
+                Version::parse(a, true).is_some_and(|v| constraints.check(&v))
+            }
+            _ => false,
+        },
+        ConstraintOperator::SetContainsAll => {
+            actual.is_some_and(|a| value.split(',').all(|r| set_of(a).any(|l| l == r.trim())))
+        }
+        ConstraintOperator::SetContainsAny => {
+            actual.is_some_and(|a| value.split(',').any(|r| set_of(a).any(|l| l == r.trim())))
+        }
+        // Their own iterators check these; the constraint checker passes them.
+        ConstraintOperator::DistinctHosts | ConstraintOperator::DistinctProperty => true,
+    }
+}
+
+fn set_of(list: &str) -> impl Iterator<Item = &str> {
+    list.split(',').map(str::trim)
+}
+
+/// `<`, `<=`, `>`, `>=`: 1.2.6 compares strings; 2.0.5 integers if both
+/// parse, else floats if both parse, else strings.
+fn ordered(op: ConstraintOperator, left: &str, right: &str, version: NomadVersion) -> bool {
+    use std::cmp::Ordering;
+    let order: Option<Ordering> = match version {
+        NomadVersion::V1_2_6 => Some(left.cmp(right)),
+        NomadVersion::V2_0_5 => match (left.parse::<i64>(), right.parse::<i64>()) {
+            (Ok(l), Ok(r)) => Some(l.cmp(&r)),
+            _ => match (left.parse::<f64>(), right.parse::<f64>()) {
+                // NaN compares false whichever way, as in Go.
+                (Ok(l), Ok(r)) => l.partial_cmp(&r),
+                _ => Some(left.cmp(right)),
+            },
+        },
+    };
+    let Some(order) = order else {
+        return false;
+    };
+    match op {
+        ConstraintOperator::Less => order == Ordering::Less,
+        ConstraintOperator::LessEqual => order != Ordering::Greater,
+        ConstraintOperator::Greater => order == Ordering::Greater,
+        _ => order != Ordering::Less,
+    }
 }
 
 #[cfg(test)]

@@ -2,14 +2,15 @@
 //! server, have the plugin publish it, run, stop; and the asynchronous claim
 //! release that follows (node detach, then controller detach).
 
-use super::claims::{ClaimError, server_check};
-use super::state::{AllocState, Claim, ClaimState, MaybeStamp, NodeStatus, count_down, count_up};
-use super::trace::{TraceKind, TraceRecord};
-use super::{Event, Simulation};
 use crate::model::access::{ClaimMode, permits};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::scenario::Capability;
 use crate::model::time::Millis;
+use crate::sim::server::claims::{ClaimError, server_check};
+use crate::sim::simulation::{Event, Simulation};
+use crate::sim::state::alloc_parts::MaybeStamp;
+use crate::sim::state::store::{AllocState, Claim, ClaimState, NodeStatus, count_down, count_up};
+use crate::sim::trace::{TraceKind, TraceRecord};
 
 /// Where an allocation is in claiming and publishing its volumes.
 #[derive(Clone, Copy)]
@@ -29,7 +30,7 @@ const CLAIM_RETRY_FIRST: Millis = Millis::from_secs(1);
 const CLAIM_RETRY_MAX: Millis = Millis::from_secs(60);
 
 impl Simulation<'_> {
-    pub(super) fn alloc_pulled(&mut self, id: AllocId) {
+    pub(crate) fn alloc_pulled(&mut self, id: AllocId) {
         if self.allocs[id.index()].state != AllocState::Pulling || self.stall_if_disconnected(id) {
             return;
         }
@@ -41,7 +42,7 @@ impl Simulation<'_> {
         }
     }
 
-    fn begin_claiming(&mut self, id: AllocId) {
+    pub(crate) fn begin_claiming(&mut self, id: AllocId) {
         let deadline = self.now() + self.scenario.cluster.claim_retry_deadline;
         let alloc = &mut self.allocs[id.index()];
         alloc.state = AllocState::Claiming;
@@ -85,7 +86,7 @@ impl Simulation<'_> {
     }
 
     /// The client asks the server to claim its next volume.
-    pub(super) fn claim_attempt(&mut self, id: AllocId) {
+    pub(crate) fn claim_attempt(&mut self, id: AllocId) {
         let Some(step) = self.volume_step(id, AllocState::Claiming) else {
             return;
         };
@@ -133,7 +134,7 @@ impl Simulation<'_> {
     }
 
     /// The server's claim check at the policy's Nomad release.
-    fn server_claim_check(
+    pub(crate) fn server_claim_check(
         &self,
         volume: VolumeId,
         mode: ClaimMode,
@@ -152,7 +153,13 @@ impl Simulation<'_> {
         )
     }
 
-    fn grant_claim(&mut self, id: AllocId, volume: VolumeId, mode: ClaimMode, claim: Capability) {
+    pub(crate) fn grant_claim(
+        &mut self,
+        id: AllocId,
+        volume: VolumeId,
+        mode: ClaimMode,
+        claim: Capability,
+    ) {
         let now = self.now();
         let alloc = &mut self.allocs[id.index()];
         alloc.state = AllocState::Publishing;
@@ -209,7 +216,7 @@ impl Simulation<'_> {
 
     /// The node plugin finished publishing: an enforcing plugin refuses a
     /// publish that breaks the access mode; a toy plugin grants it.
-    pub(super) fn publish_done(&mut self, id: AllocId) {
+    pub(crate) fn publish_done(&mut self, id: AllocId) {
         let Some(step) = self.volume_step(id, AllocState::Publishing) else {
             return;
         };
@@ -299,7 +306,7 @@ impl Simulation<'_> {
 
     /// An enforcing plugin attaches at most `max_volumes` distinct volumes
     /// per node: `Some(attached)` when publishing `volume` would exceed it.
-    fn over_attach_limit(&self, node: NodeId, volume: VolumeId) -> Option<usize> {
+    pub(crate) fn over_attach_limit(&self, node: NodeId, volume: VolumeId) -> Option<usize> {
         let plugin = self.scenario.volumes[volume.index()].plugin;
         let spec = self.scenario.nodes[node.index()]
             .csi_plugins
@@ -313,7 +320,7 @@ impl Simulation<'_> {
         (attached >= spec.max_volumes as usize).then_some(attached)
     }
 
-    fn start_running(&mut self, id: AllocId) {
+    pub(crate) fn start_running(&mut self, id: AllocId) {
         let now = self.now();
         let alloc = &mut self.allocs[id.index()];
         alloc.state = AllocState::Running;
@@ -336,7 +343,7 @@ impl Simulation<'_> {
         self.drain_watch();
     }
 
-    pub(super) fn task_complete(&mut self, id: AllocId) {
+    pub(crate) fn task_complete(&mut self, id: AllocId) {
         if self.allocs[id.index()].state == AllocState::Running && !self.stall_if_disconnected(id) {
             self.finish_alloc(id, AllocState::Complete, "all tasks completed");
         }
@@ -344,7 +351,7 @@ impl Simulation<'_> {
 
     /// Moves a live allocation to a terminal state: frees its resources,
     /// drops its unclaimed reservations and starts releasing its claims.
-    pub(super) fn finish_alloc(&mut self, id: AllocId, terminal: AllocState, detail: &str) {
+    pub(crate) fn finish_alloc(&mut self, id: AllocId, terminal: AllocState, detail: &str) {
         assert!(
             terminal.is_terminal(),
             "finish_alloc needs a terminal state"
@@ -438,7 +445,7 @@ impl Simulation<'_> {
     /// volumes when the allocation stops (csi_hook Postrun). A down node's
     /// claims wait for the server: nothing touches the volume, so the volume
     /// watcher does not look at it until the claim GC does (see `claim_gc`).
-    fn begin_release(&mut self, id: AllocId, volume: VolumeId) {
+    pub(crate) fn begin_release(&mut self, id: AllocId, volume: VolumeId) {
         let node = self.volumes[volume.index()].ledger[&id].node;
         if self.client_reachable(node) {
             self.begin_node_detach(id, volume);
@@ -451,7 +458,7 @@ impl Simulation<'_> {
     /// jobs' allocations that provided it there have stopped, the unmount
     /// fails at once and the claim waits for the claim GC to retry it;
     /// an unmount that began completes (plugin_drain.rs).
-    fn begin_node_detach(&mut self, id: AllocId, volume: VolumeId) {
+    pub(crate) fn begin_node_detach(&mut self, id: AllocId, volume: VolumeId) {
         if self.node_plugin_stopped(id, volume) {
             self.await_claim_gc(id, volume);
         } else {
@@ -460,7 +467,7 @@ impl Simulation<'_> {
         }
     }
 
-    pub(super) fn node_detach(&mut self, id: AllocId, volume: VolumeId) {
+    pub(crate) fn node_detach(&mut self, id: AllocId, volume: VolumeId) {
         let claim = &self.volumes[volume.index()].ledger[&id];
         if !self.client_reachable(claim.node) {
             // The node went down, or its client lost the servers, before
@@ -475,7 +482,7 @@ impl Simulation<'_> {
 
     /// A claim of a stopped allocation on a down node waits for the next
     /// claim GC pass (the periodic `csi_volume_claim_gc_interval` job).
-    fn await_claim_gc(&mut self, id: AllocId, volume: VolumeId) {
+    pub(crate) fn await_claim_gc(&mut self, id: AllocId, volume: VolumeId) {
         self.awaiting_claim_gc.insert((volume, id));
         if !self.claim_gc_scheduled {
             self.claim_gc_scheduled = true;
@@ -488,7 +495,7 @@ impl Simulation<'_> {
 
     /// A down node came back: its client stops the allocations it should
     /// no longer run and unpublishes their volumes, as on any stop.
-    pub(super) fn node_back_up(&mut self, node: NodeId) {
+    pub(crate) fn node_back_up(&mut self, node: NodeId) {
         let waiting: Vec<(VolumeId, AllocId)> = self
             .awaiting_claim_gc
             .iter()
@@ -509,7 +516,7 @@ impl Simulation<'_> {
     /// removed the node (`node_gc_threshold` after it went down, at the node
     /// GC's next `node_gc_interval` tick). A node that came back up detaches
     /// normally.
-    pub(super) fn claim_gc(&mut self) {
+    pub(crate) fn claim_gc(&mut self) {
         self.claim_gc_scheduled = false;
         let now = self.now();
         let cluster = &self.scenario.cluster;
@@ -560,7 +567,7 @@ impl Simulation<'_> {
 
     /// The volume watcher detached the volume from the node's controller:
     /// a volume a down node never unpublished is unpublished now.
-    pub(super) fn controller_detach(&mut self, id: AllocId, volume: VolumeId) {
+    pub(crate) fn controller_detach(&mut self, id: AllocId, volume: VolumeId) {
         if !self.controller_can_detach(id, volume) {
             return;
         }
@@ -573,7 +580,7 @@ impl Simulation<'_> {
 
     /// Moves a claim being released to `state`, unpublishing the volume if
     /// it is still published.
-    fn detach(&mut self, id: AllocId, volume: VolumeId, state: ClaimState) {
+    pub(crate) fn detach(&mut self, id: AllocId, volume: VolumeId, state: ClaimState) {
         let claim = self.volumes[volume.index()]
             .ledger
             .get_mut(&id)
@@ -589,7 +596,7 @@ impl Simulation<'_> {
     }
 
     /// The claim is gone: the volume may be claimed again.
-    pub(super) fn claim_freed(&mut self, id: AllocId, volume: VolumeId) {
+    pub(crate) fn claim_freed(&mut self, id: AllocId, volume: VolumeId) {
         let claim = self.volumes[volume.index()]
             .ledger
             .remove(&id)
@@ -633,7 +640,7 @@ impl Simulation<'_> {
     /// The client unmounts `volume` of its stopped allocation through its
     /// own node plugin, without the servers: published no more, the claim
     /// still held.
-    pub(super) fn unmount_locally(&mut self, id: AllocId, volume: VolumeId) {
+    pub(crate) fn unmount_locally(&mut self, id: AllocId, volume: VolumeId) {
         let Some(claim) = self.volumes[volume.index()].ledger.get_mut(&id) else {
             return;
         };
@@ -643,7 +650,7 @@ impl Simulation<'_> {
         }
     }
 
-    fn unpublish(&mut self, volume: VolumeId, mode: ClaimMode, node: NodeId) {
+    pub(crate) fn unpublish(&mut self, volume: VolumeId, mode: ClaimMode, node: NodeId) {
         count_down(&mut self.nodes[node.index()].published_volumes, volume);
         let now = self.now();
         let state = &mut self.volumes[volume.index()];

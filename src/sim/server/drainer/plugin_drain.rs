@@ -24,34 +24,15 @@
 //!   commits, where Nomad's client kills it only after it has pulled the
 //!   update, so checking at the end would lose every race.
 
-use std::collections::BTreeMap;
-
-use super::Simulation;
-use super::trace::{TraceKind, TraceRecord};
 use crate::model::ids::{AllocId, NodeId, VolumeId};
-
-/// Why the drainer marked a node plugin allocation for migration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum PluginMark {
-    /// The node was done: everything else on it had stopped.
-    Done,
-    /// The drain's deadline was reached: everything left at once.
-    Deadline,
-    /// A forced drain (the short form): everything at once.
-    Forced,
-    /// Like any other job's allocation (1.2.6: a plugin run by a service
-    /// job is not left for last).
-    Migrating,
-}
-
-/// The node plugin allocations the drainer marked, and why.
-#[derive(Default)]
-pub(super) struct PluginMarks(BTreeMap<AllocId, PluginMark>);
+use crate::sim::server::drainer::drain_state::PluginMark;
+use crate::sim::simulation::Simulation;
+use crate::sim::trace::{TraceKind, TraceRecord};
 
 impl Simulation<'_> {
     /// Remembers why the drainer marked those of `allocs` that run a node
     /// plugin (other allocations are not looked at again).
-    pub(super) fn note_plugin_marks(&mut self, allocs: &[AllocId], why: PluginMark) {
+    pub(crate) fn note_plugin_marks(&mut self, allocs: &[AllocId], why: PluginMark) {
         for &id in allocs {
             if self.runs_node_plugin(id) {
                 self.plugin_marks.0.entry(id).or_insert(why);
@@ -59,7 +40,7 @@ impl Simulation<'_> {
         }
     }
 
-    fn runs_node_plugin(&self, id: AllocId) -> bool {
+    pub(crate) fn runs_node_plugin(&self, id: AllocId) -> bool {
         let group = self.allocs[id.index()].group;
         self.scenario.jobs[group.job.index()].groups[group.group_index()]
             .csi_plugins
@@ -71,7 +52,7 @@ impl Simulation<'_> {
     /// `id` fails because the plugin jobs' allocations that provided its
     /// node plugin there have all stopped (a plugin the node declares
     /// itself never stops). Records a `node_detach_failed` row when so.
-    pub(super) fn node_plugin_stopped(&mut self, id: AllocId, volume: VolumeId) -> bool {
+    pub(crate) fn node_plugin_stopped(&mut self, id: AllocId, volume: VolumeId) -> bool {
         let node = self.allocs[id.index()].node;
         let plugin = self.scenario.volumes[volume.index()].plugin;
         let slot = self.scenario.nodes[node.index()]
@@ -111,7 +92,7 @@ impl Simulation<'_> {
 
     /// Why the drainer stopped the latest terminal allocation that ran
     /// `plugin`'s node plugin on `node`, if a drain did.
-    fn plugin_stopped_by(&self, node: NodeId, plugin: usize) -> Option<PluginMark> {
+    pub(crate) fn plugin_stopped_by(&self, node: NodeId, plugin: usize) -> Option<PluginMark> {
         self.plugin_marks
             .0
             .iter()
@@ -131,7 +112,7 @@ impl Simulation<'_> {
     /// Where Nomad guarantees it: a node plugin that a drain stopped once
     /// the node was done leaves no live allocation with a volume published
     /// through it (while no other allocation provides it there).
-    pub(super) fn check_drain_plugin_invariant(&self) {
+    pub(crate) fn check_drain_plugin_invariant(&self) {
         if self.plugin_marks.0.is_empty() {
             return;
         }

@@ -10,32 +10,21 @@
 //! deadline whatever is left is marked at once. The short form
 //! (`node_drain: NODE`) is a forced drain: timeline.rs marks everything.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use super::plugin_drain::PluginMark;
-use super::state::AllocState;
-use super::trace::{TraceKind, TraceRecord};
-use super::{Event, Simulation};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId};
 use crate::model::scenario::{DrainSpec, HealthCheck, JobKind};
 use crate::model::time::Millis;
+use crate::sim::server::drainer::drain_state::PluginMark;
+use crate::sim::simulation::{Event, Simulation};
+use crate::sim::state::store::AllocState;
+use crate::sim::trace::{TraceKind, TraceRecord};
 
 /// Nomad's drainer batches migration marks this long (BatchUpdateInterval).
 const BATCH_WINDOW: Millis = Millis::from_secs(1);
 
-/// The drainer's state.
-#[derive(Default)]
-pub(super) struct Drains {
-    /// Draining nodes, with their strategy and when the drain began.
-    nodes: BTreeMap<NodeId, (DrainSpec, Millis)>,
-    /// Allocations marked in the batch being collected.
-    batch: Vec<AllocId>,
-    /// Times a drainer pass is queued for.
-    passes: BTreeSet<Millis>,
-}
-
 impl Simulation<'_> {
-    pub(super) fn drain_node(&mut self, node: NodeId, spec: DrainSpec) {
+    pub(crate) fn drain_node(&mut self, node: NodeId, spec: DrainSpec) {
         let now = self.now();
         self.set_node_eligible(node, false);
         let detail = match spec.deadline {
@@ -60,7 +49,7 @@ impl Simulation<'_> {
     }
 
     /// Asks for a drainer pass at `at` (one per instant).
-    fn queue_drain_pass(&mut self, at: Millis) {
+    pub(crate) fn queue_drain_pass(&mut self, at: Millis) {
         if at <= self.scenario.horizon && self.drains.passes.insert(at) {
             self.at(at, Event::DrainPass);
         }
@@ -68,7 +57,7 @@ impl Simulation<'_> {
 
     /// Something the drainer watches changed (an allocation stopped or
     /// started running): it looks again.
-    pub(super) fn drain_watch(&mut self) {
+    pub(crate) fn drain_watch(&mut self) {
         if !self.drains.nodes.is_empty() {
             self.queue_drain_pass(self.now());
         }
@@ -76,7 +65,7 @@ impl Simulation<'_> {
 
     /// Whether the drainer leaves `job` for last: system jobs, and from 1.3
     /// jobs that run a CSI plugin.
-    pub(super) fn drained_last(&self, job: JobId) -> bool {
+    pub(crate) fn drained_last(&self, job: JobId) -> bool {
         let spec = &self.scenario.jobs[job.index()];
         match spec.kind {
             JobKind::System => true,
@@ -88,7 +77,7 @@ impl Simulation<'_> {
     }
 
     /// Marked for migration, or in the batch about to be.
-    fn marked(&self, id: AllocId) -> bool {
+    pub(crate) fn marked(&self, id: AllocId) -> bool {
         self.allocs[id.index()].migrate || self.drains.batch.contains(&id)
     }
 
@@ -97,7 +86,7 @@ impl Simulation<'_> {
     /// once running for `healthy_after` (checks) and `min_healthy_time`;
     /// unhealthy at `healthy_deadline`. Either counts for the drainer
     /// (`DeploymentStatus.HasHealth`).
-    fn health_set_at(&self, id: AllocId) -> Millis {
+    pub(crate) fn health_set_at(&self, id: AllocId) -> Millis {
         let alloc = &self.allocs[id.index()];
         if alloc.score.is_none() && alloc.state == AllocState::Running {
             // Running before the run began: its health was set before.
@@ -120,7 +109,7 @@ impl Simulation<'_> {
 
     /// One pass of the drainer: the job watcher over every draining job,
     /// then each node's done and deadline checks.
-    pub(super) fn drain_pass(&mut self) {
+    pub(crate) fn drain_pass(&mut self) {
         let now = self.now();
         self.drains.passes.remove(&now);
         if self.drains.nodes.is_empty() {
@@ -183,7 +172,7 @@ impl Simulation<'_> {
 
     /// handleTaskGroup: how many of the group's allocations on draining
     /// nodes to mark now, and when its health may next change.
-    fn drain_group(&self, group: GroupRef) -> (Vec<AllocId>, Option<Millis>) {
+    pub(crate) fn drain_group(&self, group: GroupRef) -> (Vec<AllocId>, Option<Millis>) {
         let now = self.now();
         let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
         let counts_marked = self.policy.nomad().drain_counts_migrating_healthy();
@@ -218,7 +207,7 @@ impl Simulation<'_> {
     }
 
     /// Whether only allocations drained last are left on the node (IsDone).
-    fn drain_done(&self, node: NodeId) -> bool {
+    pub(crate) fn drain_done(&self, node: NodeId) -> bool {
         self.nodes[node.index()]
             .allocs
             .iter()
@@ -227,7 +216,7 @@ impl Simulation<'_> {
 
     /// RemainingAllocs: every live allocation on the node not yet marked,
     /// system jobs unless the drain ignores them.
-    fn remaining_allocs(&self, node: NodeId, spec: DrainSpec) -> Vec<AllocId> {
+    pub(crate) fn remaining_allocs(&self, node: NodeId, spec: DrainSpec) -> Vec<AllocId> {
         self.nodes[node.index()]
             .allocs
             .iter()
@@ -240,7 +229,7 @@ impl Simulation<'_> {
             .collect()
     }
 
-    fn mark_in_batch(&mut self, marks: Vec<AllocId>) {
+    pub(crate) fn mark_in_batch(&mut self, marks: Vec<AllocId>) {
         if marks.is_empty() {
             return;
         }
@@ -252,13 +241,13 @@ impl Simulation<'_> {
 
     /// The batch window closed: the marks are written, with an evaluation
     /// for each job.
-    pub(super) fn drain_batch(&mut self) {
+    pub(crate) fn drain_batch(&mut self) {
         let batch = std::mem::take(&mut self.drains.batch);
         self.mark_now(&batch);
         self.drain_watch();
     }
 
-    fn mark_now(&mut self, allocs: &[AllocId]) {
+    pub(crate) fn mark_now(&mut self, allocs: &[AllocId]) {
         let live: Vec<AllocId> = allocs
             .iter()
             .copied()
@@ -277,7 +266,7 @@ impl Simulation<'_> {
         self.evaluate_jobs_of(&live);
     }
 
-    fn drain_complete(&mut self, node: NodeId, why: &str) {
+    pub(crate) fn drain_complete(&mut self, node: NodeId, why: &str) {
         self.drains.nodes.remove(&node);
         self.record(|t| {
             TraceRecord::new(t, TraceKind::DrainComplete)

@@ -9,10 +9,12 @@ use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::scenario::Capability;
 use crate::model::time::Millis;
 
-pub use super::alloc_parts::{
-    MaybeScore, MaybeSeq, MaybeStamp, RescheduleTracker, Stamp, VolumeClaims,
+use crate::sim::server::scheduler::hot;
+use crate::sim::state::alloc_parts::{
+    MaybeScore, MaybeSeq, MaybeStamp, RescheduleTracker, Stamp, VolumeClaims, claim_modes_of,
+    volumes_of,
 };
-pub use super::slots::Slots;
+use crate::sim::state::slots::Slots;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeStatus {
@@ -249,6 +251,57 @@ impl Alloc {
     }
 }
 
+impl Alloc {
+    /// The volumes it mounts, with the mode of each claim.
+    pub fn volumes(&self) -> &[(VolumeId, ClaimMode)] {
+        volumes_of(&self.claims)
+    }
+
+    /// The access and attachment mode each of `volumes()` is claimed in.
+    pub fn claim_modes(&self) -> &[Capability] {
+        claim_modes_of(&self.claims)
+    }
+
+    /// The client's claim progress; only an allocation with volumes claims.
+    pub fn claims_mut(&mut self) -> &mut VolumeClaims {
+        self.claims
+            .as_deref_mut()
+            .expect("only an allocation with volumes claims")
+    }
+
+    /// When it failed, was lost or went unknown (0 if it never did).
+    pub fn failed_at(&self) -> Millis {
+        self.tracker.as_ref().map_or(Millis::ZERO, |t| t.failed_at)
+    }
+
+    pub fn reschedule_history(&self) -> &[(Millis, Millis)] {
+        self.tracker.as_deref().map_or(&[], |t| &t.history)
+    }
+
+    pub fn penalty_nodes(&self) -> &[NodeId] {
+        self.tracker.as_deref().map_or(&[], |t| &t.penalty_nodes)
+    }
+
+    pub fn followup_at(&self) -> Option<Millis> {
+        self.tracker.as_ref().and_then(|t| t.followup_at)
+    }
+
+    /// The tracker, made empty if it has none yet.
+    pub fn tracker_mut(&mut self) -> &mut RescheduleTracker {
+        self.tracker.get_or_insert_default()
+    }
+
+    pub fn set_failed_at(&mut self, at: Millis) {
+        self.tracker_mut().failed_at = at;
+    }
+
+    pub fn set_followup_at(&mut self, at: Option<Millis>) {
+        if at.is_some() || self.tracker.is_some() {
+            self.tracker_mut().followup_at = at;
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobStatus {
     NotSubmitted,
@@ -346,8 +399,8 @@ pub struct AllocSet(Vec<AllocId>);
 
 impl AllocSet {
     /// Asks the CPU to load the end of the list, where an insert goes.
-    pub(super) fn prefetch_end(&self) {
-        super::hot::prefetch(&self.0, self.0.len().saturating_sub(1));
+    pub(crate) fn prefetch_end(&self) {
+        hot::prefetch(&self.0, self.0.len().saturating_sub(1));
     }
 
     /// Adds `id`; false if it was there.
@@ -400,5 +453,36 @@ impl<'a> IntoIterator for &'a AllocSet {
 
     fn into_iter(self) -> Self::IntoIter {
         self.0.iter()
+    }
+}
+
+/// A plugin's controller: its health flag (`controller_healthy`, changed by
+/// `plugin_controller_health` events) and, when jobs run it, how many of
+/// their allocations are running (the state store's CSIPlugin
+/// `ControllersHealthy`).
+#[derive(Clone, Copy, Debug)]
+pub struct ControllerState {
+    pub healthy: bool,
+    pub running: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alloc_set_keeps_id_order() {
+        let mut set = AllocSet::default();
+        for id in [2, 5, 9] {
+            assert!(set.insert(AllocId(id)));
+        }
+        assert!(set.insert(AllocId(4)), "an older id goes in its place");
+        assert!(!set.insert(AllocId(5)));
+        assert!(set.remove(&AllocId(2)));
+        assert!(!set.remove(&AllocId(2)));
+        assert!(set.contains(&AllocId(9)) && !set.contains(&AllocId(2)));
+        let ids: Vec<u32> = set.iter().map(|id| id.0).collect();
+        assert_eq!(ids, vec![4, 5, 9]);
+        assert_eq!(set.len(), 3);
     }
 }

@@ -152,104 +152,26 @@ mod tests {
         let max = Err(ClaimError::MaxClaims);
         // (release, volume modes, current mode, readers, writers, request,
         //  claim, another job writes, expected)
+        // One row per line: a table reads down its columns.
+        #[rustfmt::skip]
         let table = [
             // A writer beside a reader on single-node-writer: only write
             // claims count, so it is granted.
-            (
-                V2_0_5,
-                SingleNodeWriter,
-                true,
-                1,
-                0,
-                Write,
-                file,
-                true,
-                Ok(()),
-            ),
+            (V2_0_5, SingleNodeWriter, true, 1, 0, Write, file, true, Ok(())),
             // A reader beside a writer: refused in 2.0.5, granted in 1.2.6.
             (V2_0_5, SingleNodeWriter, true, 0, 1, Read, file, true, max),
-            (
-                V1_2_6,
-                SingleNodeWriter,
-                true,
-                0,
-                1,
-                Read,
-                file,
-                true,
-                Ok(()),
-            ),
+            (V1_2_6, SingleNodeWriter, true, 0, 1, Read, file, true, Ok(())),
             // A second writer: 1.2.6 refuses only another job's.
-            (
-                V1_2_6,
-                SingleNodeWriter,
-                true,
-                0,
-                1,
-                Write,
-                file,
-                false,
-                Ok(()),
-            ),
+            (V1_2_6, SingleNodeWriter, true, 0, 1, Write, file, false, Ok(())),
             (V1_2_6, SingleNodeWriter, true, 0, 1, Write, file, true, max),
-            (
-                V2_0_5,
-                SingleNodeWriter,
-                true,
-                0,
-                1,
-                Write,
-                file,
-                false,
-                max,
-            ),
+            (V2_0_5, SingleNodeWriter, true, 0, 1, Write, file, false, max),
             // A writer on a reader-only volume is unschedulable.
-            (
-                V2_0_5,
-                SingleNodeReaderOnly,
-                false,
-                0,
-                0,
-                Write,
-                file,
-                false,
-                Err(ClaimError::Unschedulable),
-            ),
+            (V2_0_5, SingleNodeReaderOnly, false, 0, 0, Write, file, false, Err(ClaimError::Unschedulable)),
             // A second reader of single-node-reader-only.
-            (
-                V2_0_5,
-                SingleNodeReaderOnly,
-                true,
-                1,
-                0,
-                Read,
-                file,
-                false,
-                max,
-            ),
-            (
-                V1_2_6,
-                SingleNodeReaderOnly,
-                true,
-                1,
-                0,
-                Read,
-                file,
-                false,
-                Ok(()),
-            ),
+            (V2_0_5, SingleNodeReaderOnly, true, 1, 0, Read, file, false, max),
+            (V1_2_6, SingleNodeReaderOnly, true, 1, 0, Read, file, false, Ok(())),
             // Another attachment mode than the claimed one.
-            (
-                V1_2_6,
-                SingleNodeWriter,
-                true,
-                1,
-                0,
-                Read,
-                block,
-                false,
-                Err(ClaimError::AttachmentMode),
-            ),
+            (V1_2_6, SingleNodeWriter, true, 1, 0, Read, block, false, Err(ClaimError::AttachmentMode)),
         ];
         for (version, access, claimed, readers, writers, request, claim, other, expected) in table {
             let mode = claimed.then(|| capability(access));

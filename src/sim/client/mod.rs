@@ -1,0 +1,23 @@
+//! Nomad's clients: what each node's client does with the allocations the
+//! servers give it (Nomad's client/ package), and the server-side view of
+//! a client that stops heartbeating.
+//!
+//! - `alloc_runner.rs`: an allocation's life on its client: pull, claim
+//!   and publish its CSI volumes, run, complete, stop, unpublish and
+//!   release its claims (client/allocrunner, csi_hook.go; the claim RPCs
+//!   of nomad/csi_endpoint.go; the volume watcher's claim release).
+//! - `plugins.rs`: CSI plugins run by plugin jobs and their health
+//!   (client/pluginmanager/csimanager), and the controller's part in a
+//!   claim's life (csi_endpoint.go controllerPublishVolume /
+//!   controllerUnpublishVolume).
+//! - `disconnect.rs`, `disconnect_state.rs`: clients that lose their
+//!   servers (nomad/heartbeat.go, node_endpoint.go UpdateStatus,
+//!   client/heartbeatstop.go).
+//! - `health.rs`: allocation health (client/allochealth) and the
+//!   availability metrics it feeds.
+
+mod alloc_runner;
+mod disconnect;
+pub mod disconnect_state;
+mod health;
+mod plugins;

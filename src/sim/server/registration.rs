@@ -1,0 +1,105 @@
+//! Job registration (nomad/job_endpoint.go Register): the servers'
+//! validation of a submitted job (a request's access mode among them), the
+//! job's first version and its first evaluation.
+
+use crate::model::access::{AccessMode, ClaimMode};
+use crate::model::ids::JobId;
+use crate::model::scenario::{VolumeRequest, VolumeSource};
+use crate::sim::simulation::Simulation;
+use crate::sim::state::store::JobStatus;
+use crate::sim::trace::{TraceKind, TraceRecord};
+
+impl Simulation<'_> {
+    pub(crate) fn submit_job(&mut self, job: JobId) {
+        self.jobs_submitted += 1;
+        if let Some(problem) = self.registration_problem(job) {
+            self.jobs[job.index()].status = JobStatus::Rejected;
+            self.metrics.rejected_jobs += 1;
+            self.rejections.push((job, problem.clone()));
+            self.record(|t| {
+                TraceRecord::new(t, TraceKind::JobRejected)
+                    .job(job)
+                    .detail(problem)
+            });
+            return;
+        }
+        self.jobs[job.index()].status = JobStatus::Registered;
+        self.record(|t| TraceRecord::new(t, TraceKind::JobSubmitted).job(job));
+        self.refresh_job(job);
+        self.enqueue_eval(job);
+    }
+
+    /// Nomad's job validation of each CSI volume request
+    /// (structs/volumes.go `VolumeRequest.Validate`). Since 1.1.0, at every
+    /// pinned release: the request needs an access mode, and a reader-only
+    /// mode must be mounted read-only. From 1.3 (validate only; see
+    /// `Policy::validates_registration`): a group with count > 1 may not
+    /// share a single-node volume, or write a multi-node-single-writer one,
+    /// without `per_alloc`. The modes checked are the request's.
+    pub(crate) fn registration_problem(&self, job: JobId) -> Option<String> {
+        if let Some(problem) = self.disconnect_problem(job) {
+            return Some(problem);
+        }
+        let spec = &self.scenario.jobs[job.index()];
+        for (g, group) in spec.groups.iter().enumerate() {
+            let count = self.jobs[job.index()].counts[g];
+            for request in &group.volumes {
+                let per_alloc = matches!(request.source, VolumeSource::PerAlloc { .. });
+                let problem = match self.request_access_mode(request) {
+                    None => Some("CSI volumes must have an access mode".to_string()),
+                    Some(mode) if !mode.allows_writers() && request.mode == ClaimMode::Write => {
+                        Some(format!("{mode} volumes must be read-only"))
+                    }
+                    Some(mode)
+                        if self.policy.validates_registration() && count > 1 && !per_alloc =>
+                    {
+                        match mode {
+                            AccessMode::SingleNodeReaderOnly => Some("allows only one reader"),
+                            AccessMode::SingleNodeWriter => {
+                                Some("allows only one reader or writer")
+                            }
+                            AccessMode::MultiNodeSingleWriter
+                                if request.mode == ClaimMode::Write =>
+                            {
+                                Some("allows only one writer")
+                            }
+                            _ => None,
+                        }
+                        .map(|rule| format!("volume with {mode} access mode {rule}"))
+                    }
+                    Some(_) => None,
+                };
+                if let Some(problem) = problem {
+                    return Some(format!(
+                        "task group {} volume {}: {problem}",
+                        group.name, request.alias
+                    ));
+                }
+            }
+        }
+        None
+    }
+
+    /// The access mode a request is made in: its own, or the shorthand of
+    /// the volume it names (for `per_alloc`, the one shorthand all the
+    /// `<source>[N]` volumes share; `None` if any lacks it or they differ).
+    pub(crate) fn request_access_mode(&self, request: &VolumeRequest) -> Option<AccessMode> {
+        if request.access_mode.is_some() {
+            return request.access_mode;
+        }
+        match &request.source {
+            VolumeSource::Shared(volume) => self.scenario.volumes[volume.index()].shorthand,
+            VolumeSource::PerAlloc { base } => {
+                let prefix = format!("{base}[");
+                let mut modes = self
+                    .scenario
+                    .volume_by_name
+                    .range(prefix.clone()..)
+                    .take_while(|(name, _)| name.starts_with(&prefix))
+                    .map(|(_, v)| self.scenario.volumes[v.index()].shorthand);
+                let first = modes.next().flatten()?;
+                modes.all(|m| m == Some(first)).then_some(first)
+            }
+        }
+    }
+}

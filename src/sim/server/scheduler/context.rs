@@ -1,0 +1,81 @@
+//! What the scheduler carries through one evaluation: the plan under
+//! construction as the feasibility and rank iterators see it (Nomad's
+//! EvalContext and its plan, scheduler/context.go) and the node-independent
+//! part of one placement's ask.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::model::access::ClaimCounts;
+use crate::model::ids::{GroupRef, NodeId, VolumeId};
+use crate::model::scenario::{Capability, GroupSpec, JobSpec};
+use crate::sim::server::scheduler::feasibility::FilterReason;
+use crate::sim::server::scheduler::hot::{GroupTally, Proposed};
+use crate::sim::server::scheduler::preferences::Preferences;
+
+/// How many nodes ahead of the one being scored the scoring loop asks for
+/// a node's record (`NodeTable::prefetch`): far enough for the load to
+/// arrive before it is needed, near enough that it is still cached then.
+pub(crate) const PREFETCH_AHEAD: usize = 4;
+
+/// What the plan under construction already proposes, on top of the snapshot.
+#[derive(Default)]
+pub(crate) struct PlanContext {
+    /// Candidate nodes in this evaluation's shuffled order.
+    pub(crate) order: Vec<NodeId>,
+    /// Where the next placement starts looking (Nomad's iterator offset).
+    pub(crate) offset: usize,
+    /// CPU and memory the plan proposes, per node it proposes something
+    /// on (a sparse set: see `NodeTable::proposal_slot`).
+    pub(crate) proposals: Vec<Proposed>,
+    /// Per group of the job (by group index), its allocations on each
+    /// node: live ones, counted from the job's live allocations when the
+    /// group is first scored, and the plan's.
+    pub(crate) group_counts: Vec<GroupTally>,
+    pub(crate) claims: BTreeMap<VolumeId, ClaimCounts>,
+    /// The mode the plan's first placement on each volume claims in.
+    pub(crate) modes: BTreeMap<VolumeId, Capability>,
+    pub(crate) node_volumes: BTreeMap<NodeId, BTreeSet<VolumeId>>,
+    /// Nomad's EvalEligibility: whether the job's constraints, and each
+    /// group's checks, passed on a computed class (absent: not yet known).
+    /// Indexed by class, and by group then class (vectors: this is looked
+    /// up for every node visited).
+    pub(crate) job_classes: Vec<Option<bool>>,
+    pub(crate) group_classes: Vec<Option<bool>>,
+    /// Set when 1.2.6's wrapper ends the node iteration early.
+    pub(crate) stop_iterating: bool,
+    /// Spread, affinity and distinct_* state (only for jobs that have them).
+    pub(crate) preferences: Option<Box<Preferences>>,
+    /// The limit a group with spread or affinity raised: Nomad's stack keeps
+    /// it for the rest of the evaluation.
+    pub(crate) raised_limit: Option<usize>,
+    /// CPU and memory the plan's destructive-update stops free, per node.
+    pub(crate) freed: BTreeMap<NodeId, (u64, u64)>,
+    /// The final score of the node the last placement chose.
+    pub(crate) chosen_score: f64,
+    /// For each volume request of the placement being scored, the verdict
+    /// of its node-independent checks (see `volume_verdict`), decided once
+    /// by `prepare_volume_verdicts` instead of once per node.
+    pub(crate) volume_verdicts: Vec<Result<(), FilterReason>>,
+    /// Scratch for `select_node`'s picks and skips (kept for their capacity).
+    pub(crate) taken: Vec<(NodeId, f64)>,
+    pub(crate) skipped: Vec<(NodeId, f64)>,
+}
+
+/// What scoring a node for one placement reads that does not depend on the
+/// node: looked up once per placement instead of once per node visited.
+/// The compiler cannot hoist these reads out of the scoring loop itself, as
+/// the loop writes node records through `Cell`s.
+pub(crate) struct Ask<'a> {
+    pub(crate) group: GroupRef,
+    pub(crate) job_spec: &'a JobSpec,
+    /// The group at the job's current version.
+    pub(crate) group_spec: &'a GroupSpec,
+    /// Whether the job's constraints, and the group's, escape the computed
+    /// class (then its eligibility is not cached).
+    pub(crate) job_escaped: bool,
+    pub(crate) group_escaped: bool,
+    /// The group's count, for the anti-affinity penalty.
+    pub(crate) count: u32,
+    /// Bin-pack or spread fitness from the two free-resource terms.
+    pub(crate) fitness: fn(f64, f64) -> f64,
+}

@@ -1,0 +1,319 @@
+//! The scheduler: one evaluation of one job. It reconciles what should run
+//! with what does (missing, failed, lost, migrating and excess allocations)
+//! and picks a node for each placement, one at a time, against a snapshot
+//! of the cluster plus what the plan being built already proposes.
+
+use std::collections::BTreeMap;
+
+use crate::model::access::ClaimMode;
+use crate::model::ids::{GroupRef, JobId, NodeId, VolumeId};
+use crate::model::scenario::{Capability, SchedulerAlgorithm};
+use crate::sim::server::scheduler::classes::escapes;
+use crate::sim::server::scheduler::context::{Ask, PlanContext};
+use crate::sim::server::scheduler::feasibility::{FilterReason, PlacementFailure, top_reason};
+use crate::sim::server::scheduler::plan::{Placement, PlacementKind, Plan, ResolvedVolume, Want};
+use crate::sim::server::scheduler::rank;
+use crate::sim::simulation::Simulation;
+use crate::sim::state::alloc_parts::VolumeClaims;
+use crate::sim::state::store::JobStatus;
+use crate::sim::trace::{TraceKind, TraceRecord};
+
+impl Simulation<'_> {
+    /// The node-independent part of scoring `group`'s placements.
+    pub(crate) fn ask(&self, group: GroupRef) -> Ask<'_> {
+        let job_spec = &self.scenario.jobs[group.job.index()];
+        let job_state = &self.jobs[group.job.index()];
+        let group_spec = &job_spec.groups_of(job_state.version)[group.group_index()];
+        Ask {
+            group,
+            job_spec,
+            group_spec,
+            job_escaped: escapes(&job_spec.constraints),
+            group_escaped: escapes(&group_spec.constraints),
+            count: job_state.counts[group.group_index()],
+            fitness: match self.scenario.cluster.scheduler_algorithm {
+                SchedulerAlgorithm::Binpack => rank::binpack_from_terms,
+                SchedulerAlgorithm::Spread => rank::spread_from_terms,
+            },
+        }
+    }
+
+    pub(crate) fn schedule(&mut self, job: JobId, attempt: u32) -> Plan {
+        let mut plan = Plan {
+            job,
+            attempt,
+            stops: Vec::new(),
+            placements: Vec::new(),
+        };
+        let status = self.jobs[job.index()].status;
+        if status != JobStatus::Registered {
+            plan.stops = self.live_allocs_of(job).collect();
+            return plan;
+        }
+        if self.scenario.jobs[job.index()].is_system() {
+            return self.schedule_system(plan);
+        }
+        let mut wants = self.reconcile(job, &mut plan.stops);
+        // generic_sched.go computePlacements: destructive updates first (at
+        // both tags), so their stops are discounted before other placements.
+        if wants.iter().any(|w| w.kind.is_update()) {
+            wants.sort_by_key(|w| !w.kind.is_update());
+        }
+        if wants.is_empty() {
+            // A complete evaluation with nothing to place has no placement
+            // failures: Nomad's FSM untracks the job's blocked evaluation
+            // (fsm.go handleUpsertedEval) and `nomad job status` shows none.
+            self.note_placement_failures(job, BTreeMap::new());
+            self.blocked.remove(&job);
+            self.reconciled_deployment(job);
+            return plan;
+        }
+        let order = self.candidate_nodes(job);
+        let mut ctx = self.plan_context(job, order);
+        // Zeroed by the last evaluation: fill_group_counts counts afresh,
+        // into the same memory.
+        ctx.group_counts = std::mem::take(&mut self.spare_group_counts);
+        ctx.preferences = self.preferences(job, &plan.stops);
+        let mut failures: BTreeMap<GroupRef, PlacementFailure> = BTreeMap::new();
+        for want in wants {
+            // generic_sched.go computePlacements: once a group failed to
+            // place in this evaluation, its other placements are not tried,
+            // only coalesced into the failure.
+            if let Some(failure) = failures.get_mut(&want.group) {
+                failure.unplaced += 1;
+                self.blocked.insert(job);
+                continue;
+            }
+            let volumes = self.resolve_volumes(want.group, want.index);
+            // A rescheduled allocation avoids the nodes its predecessors failed on.
+            let penalty = match want.kind {
+                PlacementKind::Reschedules(previous) => {
+                    let failed = &self.allocs[previous.index()];
+                    let mut nodes = failed.penalty_nodes().to_vec();
+                    nodes.push(failed.node);
+                    nodes
+                }
+                _ => Vec::new(),
+            };
+            if let PlacementKind::Updates(previous) = want.kind {
+                // The stop is in the plan before the placement is tried, so
+                // the old allocation's resources are free for the new one.
+                let old = &self.allocs[previous.index()];
+                let spec = &self.scenario.jobs[job.index()].groups_of(old.version)
+                    [want.group.group_index()];
+                let freed = ctx.freed.entry(old.node).or_default();
+                freed.0 += spec.cpu;
+                freed.1 += spec.memory;
+            }
+            match self.select_node(&mut ctx, want.group, &volumes, &penalty) {
+                Ok(node) => self.add_placement(&mut ctx, &mut plan, &want, node, volumes),
+                Err(filtered) => self.note_unplaced(
+                    &mut ctx,
+                    &mut plan,
+                    &mut failures,
+                    &want,
+                    &volumes,
+                    filtered,
+                ),
+            }
+        }
+        self.note_placement_failures(job, failures);
+        if self.blocked.contains(&job) {
+            let eligibility = self.class_eligibility(job, &ctx);
+            self.blocked_classes.insert(job, eligibility);
+        }
+        self.spare_order = ctx.order;
+        for tally in &mut ctx.group_counts {
+            tally.reset();
+        }
+        self.spare_group_counts = ctx.group_counts;
+        plan
+    }
+
+    /// Adds the placement `want` found on `node` to the plan and to what
+    /// the rest of the evaluation sees. Inlined, as the loop body it was
+    /// (see `score_node`).
+    #[inline(always)]
+    fn add_placement(
+        &self,
+        ctx: &mut PlanContext,
+        plan: &mut Plan,
+        want: &Want,
+        node: NodeId,
+        volumes: Vec<ResolvedVolume>,
+    ) {
+        let (volumes, claim_modes): (Vec<(VolumeId, ClaimMode)>, Vec<Capability>) = volumes
+            .into_iter()
+            .map(|v| match v {
+                ResolvedVolume::Found(id, mode, claim) => ((id, mode), claim),
+                ResolvedVolume::Missing(_) => {
+                    unreachable!("a missing volume is infeasible")
+                }
+            })
+            .unzip();
+        let seen = self.placement_seen(
+            &ctx.claims,
+            &plan.placements,
+            (want.group, want.index),
+            Some(node),
+            volumes.iter().copied(),
+        );
+        self.propose(ctx, node, want.group, &volumes, &claim_modes);
+        plan.placements.push(Placement {
+            group: want.group,
+            index: want.index,
+            node,
+            claims: VolumeClaims::boxed(volumes, claim_modes, 0),
+            kind: want.kind,
+            version: self.jobs[plan.job.index()].version,
+            seen,
+            score: ctx.chosen_score,
+        });
+    }
+
+    /// `want` found no node: the failure counted for its group, the
+    /// evaluation blocked, an `infeasible` trace row. A destructive update
+    /// that cannot be placed keeps the allocation it would have replaced.
+    #[inline(always)]
+    fn note_unplaced(
+        &mut self,
+        ctx: &mut PlanContext,
+        plan: &mut Plan,
+        failures: &mut BTreeMap<GroupRef, PlacementFailure>,
+        want: &Want,
+        volumes: &[ResolvedVolume],
+        filtered: BTreeMap<FilterReason, u32>,
+    ) {
+        if let PlacementKind::Updates(previous) = want.kind
+            && !self.keeps_stop(previous, volumes)
+        {
+            // generic_sched.go computePlacements: a destructive
+            // update that cannot be placed keeps the old one.
+            plan.stops.retain(|&s| s != previous);
+            let old = &self.allocs[previous.index()];
+            let spec = &self.scenario.jobs[plan.job.index()].groups_of(old.version)
+                [want.group.group_index()];
+            if let Some(freed) = ctx.freed.get_mut(&old.node) {
+                freed.0 -= spec.cpu;
+                freed.1 -= spec.memory;
+            }
+        }
+        self.metrics.infeasible += 1;
+        self.blocked.insert(plan.job);
+        let detail = top_reason(&filtered).describe(self.scenario);
+        failures
+            .entry(want.group)
+            .or_insert_with(|| PlacementFailure::new(want.group, &filtered, self.scenario))
+            .unplaced += 1;
+        let (group, index) = (want.group, want.index);
+        let seen = self.placement_seen(
+            &ctx.claims,
+            &plan.placements,
+            (group, index),
+            None,
+            volumes.iter().filter_map(|v| match v {
+                ResolvedVolume::Found(id, mode, _) => Some((*id, *mode)),
+                ResolvedVolume::Missing(_) => None,
+            }),
+        );
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::Infeasible)
+                .alloc(group, index)
+                .detail(detail)
+                .seen(seen.map(|s| vec![*s]).unwrap_or_default())
+        });
+    }
+
+    /// An empty plan context for an evaluation of `job` over `order`.
+    pub(crate) fn plan_context(&self, job: JobId, order: Vec<NodeId>) -> PlanContext {
+        PlanContext {
+            order,
+            job_classes: vec![None; self.class_count],
+            group_classes: vec![
+                None;
+                self.class_count * self.scenario.jobs[job.index()].groups.len()
+            ],
+            ..PlanContext::default()
+        }
+    }
+
+    /// The evaluation's class eligibility as a blocked evaluation keeps it
+    /// (EvalEligibility.GetClasses: eligible for any group wins over
+    /// ineligible; the job's constraints failing makes it ineligible), and
+    /// whether a constraint escaped the classes (EvalEligibility.HasEscaped).
+    pub(crate) fn class_eligibility(
+        &self,
+        job: JobId,
+        ctx: &PlanContext,
+    ) -> (bool, Vec<Option<bool>>) {
+        let spec = &self.scenario.jobs[job.index()];
+        let count = self.class_count;
+        let mut classes = vec![None; count];
+        for group in ctx.group_classes.chunks(count.max(1)) {
+            for (class, &seen) in classes.iter_mut().zip(group) {
+                match seen {
+                    Some(true) => *class = Some(true),
+                    Some(false) if class.is_none() => *class = Some(false),
+                    _ => {}
+                }
+            }
+        }
+        for (class, &seen) in classes.iter_mut().zip(&ctx.job_classes) {
+            match seen {
+                Some(true) if class.is_none() => *class = Some(true),
+                Some(false) => *class = Some(false),
+                _ => {}
+            }
+        }
+        let escaped =
+            escapes(&spec.constraints) || spec.groups.iter().any(|g| escapes(&g.constraints));
+        (escaped, classes)
+    }
+
+    /// Keeps the failures of the latest evaluation of each group, as
+    /// `nomad job status` shows them; a group placed in full has none.
+    pub(crate) fn note_placement_failures(
+        &mut self,
+        job: JobId,
+        mut failures: BTreeMap<GroupRef, PlacementFailure>,
+    ) {
+        for g in 0..self.scenario.jobs[job.index()].groups.len() {
+            let group = GroupRef::new(job, g);
+            match failures.remove(&group) {
+                Some(failure) => self.placement_failures.insert(group, failure),
+                None => self.placement_failures.remove(&group),
+            };
+        }
+    }
+
+    /// Ready, eligible nodes in the job's datacenters, shuffled per evaluation
+    /// (Nomad's random iterator) by the run's seeded stream.
+    pub(crate) fn candidate_nodes(&mut self, job: JobId) -> Vec<NodeId> {
+        let datacenters = &self.scenario.jobs[job.index()].datacenters;
+        // Datacenters compared once per evaluation, not once per node.
+        let in_job_dc = self.datacenters.of_job(datacenters);
+        // Compact per-node arrays: listing 40,000 nodes reads 80 kB, not
+        // every node's state.
+        let schedulable = self.node_table.schedulable();
+        // Every position below the kept count is written below, so the last
+        // evaluation's list is reused as it is: cleared and refilled, it
+        // cost a pass over every node (160 kB at 40,000 nodes) per
+        // evaluation.
+        let mut order = std::mem::take(&mut self.spare_order);
+        order.resize(schedulable.len(), NodeId(0));
+        // Branch-free: every node is written, and kept by advancing past it
+        // (a filter's unpredictable branch costs more than the writes).
+        let mut kept = 0;
+        for (i, (&ready, &dc)) in schedulable
+            .iter()
+            .zip(self.datacenters.of_node())
+            .enumerate()
+        {
+            order[kept] = NodeId::from_index(i);
+            kept += usize::from(ready & in_job_dc[dc as usize]);
+        }
+        order.truncate(kept);
+        self.shuffle_rng.shuffle(&mut order);
+        order
+    }
+}
