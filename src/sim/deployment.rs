@@ -396,7 +396,7 @@ impl Simulation<'_> {
         previous: AllocId,
         volumes: &[super::scheduler::ResolvedVolume],
     ) -> bool {
-        self.policy.plan_aware_claims()
+        self.behaviour.plan_aware_claims
             && volumes.iter().any(|v| match v {
                 super::scheduler::ResolvedVolume::Found(id, _, _) => self.allocs[previous.index()]
                     .volumes()

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::model::access::{ClaimCounts, ClaimMode, Refusal, admit};
 use crate::model::ids::{GroupRef, NodeId, PluginId, VolumeId};
-use crate::model::policy::NomadVersion;
+use crate::model::release::Release;
 use crate::model::scenario::{Constraint, NodeSpec, Scenario};
 
 /// Why a node was filtered out. Ids, not names: rendering happens once, at
@@ -226,20 +226,10 @@ impl PlacementFailure {
     }
 }
 
-/// Whether a node satisfies one constraint (2.0.5's operators: where the
-/// releases differ, the scheduler asks [`constraint_holds_at`]).
-pub fn constraint_holds(constraint: &Constraint, node: &NodeSpec) -> bool {
-    constraint_holds_at(constraint, node, NomadVersion::V2_0_5)
-}
-
-/// Whether a node satisfies one constraint, as `version` checks it.
-pub fn constraint_holds_at(
-    constraint: &Constraint,
-    node: &NodeSpec,
-    version: NomadVersion,
-) -> bool {
+/// Whether a node satisfies one constraint, as `release` checks it.
+pub fn constraint_holds_at(constraint: &Constraint, node: &NodeSpec, release: &Release) -> bool {
     let actual = super::placement::target_value(&constraint.target, node);
-    super::placement::operator_holds(constraint, actual, version)
+    super::placement::operator_holds(constraint, actual, release)
 }
 
 /// The plan-aware check: the exact access-mode rule over every claim that is

@@ -38,6 +38,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, PluginId, VolumeId};
 use crate::model::metrics::Metrics;
 use crate::model::policy::Policy;
+use crate::model::release::Behaviour;
 use crate::model::scenario::Scenario;
 use crate::model::time::Millis;
 
@@ -186,7 +187,9 @@ enum Event {
 
 struct Simulation<'s> {
     scenario: &'s Scenario,
-    policy: Policy,
+    /// The policy resolved against the release table: what every behaviour
+    /// that differs between releases reads.
+    behaviour: Behaviour,
     options: RunOptions,
     queue: EventQueue<Event>,
     shuffle_rng: SimRng,
@@ -339,7 +342,7 @@ impl<'s> Simulation<'s> {
         );
         Simulation {
             scenario,
-            policy: options.policy,
+            behaviour: options.policy.behaviour(),
             options,
             queue,
             shuffle_rng: SimRng::new(options.seed, Stream::NodeShuffle),

@@ -13,7 +13,7 @@ use super::Simulation;
 use super::feasibility::FilterReason;
 use super::hot::GroupCounts;
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId};
-use crate::model::policy::NomadVersion;
+use crate::model::release::{MissingAttribute, OrderedOperators, Release};
 use crate::model::scenario::{
     Constraint, ConstraintOperator, ConstraintTarget, Matcher, NodeSpec, Spread,
 };
@@ -31,14 +31,14 @@ pub fn target_value<'n>(target: &ConstraintTarget, node: &'n NodeSpec) -> Option
 }
 
 /// Nomad's checkConstraint for one operator, given the node's value.
-pub fn operator_holds(c: &Constraint, actual: Option<&str>, version: NomadVersion) -> bool {
+pub fn operator_holds(c: &Constraint, actual: Option<&str>, release: &Release) -> bool {
     let value = c.value.as_str();
     match c.operator {
         ConstraintOperator::Equal => actual == Some(value),
         // 2.0.5 resolves a missing attribute to "" before comparing.
-        ConstraintOperator::NotEqual => match version {
-            NomadVersion::V1_2_6 => actual != Some(value),
-            NomadVersion::V2_0_5 => actual.unwrap_or("") != value,
+        ConstraintOperator::NotEqual => match release.missing_attribute {
+            MissingAttribute::Nil => actual != Some(value),
+            MissingAttribute::Empty => actual.unwrap_or("") != value,
         },
         ConstraintOperator::IsSet => actual.is_some(),
         ConstraintOperator::IsNotSet => actual.is_none(),
@@ -46,7 +46,7 @@ pub fn operator_holds(c: &Constraint, actual: Option<&str>, version: NomadVersio
         | ConstraintOperator::LessEqual
         | ConstraintOperator::Greater
         | ConstraintOperator::GreaterEqual => {
-            actual.is_some_and(|a| ordered(c.operator, a, value, version))
+            actual.is_some_and(|a| ordered(c.operator, a, value, release.ordered_operators))
         }
         ConstraintOperator::Regexp => match (&c.matcher, actual) {
             (Matcher::Regexp(re), Some(a)) => re.is_match(a),
@@ -75,11 +75,11 @@ fn set_of(list: &str) -> impl Iterator<Item = &str> {
 
 /// `<`, `<=`, `>`, `>=`: 1.2.6 compares strings; 2.0.5 integers if both
 /// parse, else floats if both parse, else strings.
-fn ordered(op: ConstraintOperator, left: &str, right: &str, version: NomadVersion) -> bool {
+fn ordered(op: ConstraintOperator, left: &str, right: &str, how: OrderedOperators) -> bool {
     use std::cmp::Ordering;
-    let order: Option<Ordering> = match version {
-        NomadVersion::V1_2_6 => Some(left.cmp(right)),
-        NomadVersion::V2_0_5 => match (left.parse::<i64>(), right.parse::<i64>()) {
+    let order: Option<Ordering> = match how {
+        OrderedOperators::Lexical => Some(left.cmp(right)),
+        OrderedOperators::Numeric => match (left.parse::<i64>(), right.parse::<i64>()) {
             (Ok(l), Ok(r)) => Some(l.cmp(&r)),
             _ => match (left.parse::<f64>(), right.parse::<f64>()) {
                 // NaN compares false whichever way, as in Go.
@@ -220,16 +220,16 @@ pub(super) struct Preferences {
 /// Whether a distinct_hosts constraint is on: the first one in the list
 /// decides. 1.2.6 enforces it whatever its value; 2.0.5 reads the value as
 /// a boolean (empty or unparsable: on).
-pub(super) fn distinct_hosts(constraints: &[Constraint], version: NomadVersion) -> bool {
+pub(super) fn distinct_hosts(constraints: &[Constraint], release: &Release) -> bool {
     constraints
         .iter()
         .find(|c| c.operator == ConstraintOperator::DistinctHosts)
-        .is_some_and(|c| match version {
-            NomadVersion::V1_2_6 => true,
-            NomadVersion::V2_0_5 => !matches!(
-                c.value.as_str(),
-                "0" | "f" | "F" | "FALSE" | "false" | "False"
-            ),
+        .is_some_and(|c| {
+            !release.distinct_hosts_reads_value
+                || !matches!(
+                    c.value.as_str(),
+                    "0" | "f" | "F" | "FALSE" | "false" | "False"
+                )
         })
 }
 
@@ -240,13 +240,13 @@ impl Simulation<'_> {
         if !spec.uses_placement_preferences() {
             return None;
         }
-        let version = self.policy.nomad();
+        let release = self.behaviour.release;
         let mut prefs = Preferences {
             job,
             stops: stops.to_vec(),
             proposed: Vec::new(),
             job_property_sets: Vec::new(),
-            job_distinct_hosts: distinct_hosts(&spec.constraints, version),
+            job_distinct_hosts: distinct_hosts(&spec.constraints, release),
             groups: (0..spec.groups.len()).map(|_| None).collect(),
             spread_weight_sum: 0,
             lowest_boost: -1.0,
@@ -298,12 +298,13 @@ impl Simulation<'_> {
         let spec = &self.scenario.jobs[group.job.index()];
         let group_spec = &spec.groups[group.group_index()];
         if prefs.groups[group.group_index()].is_none() {
-            let version = self.policy.nomad();
+            let release = self.behaviour.release;
             let spreads: Vec<&Spread> = spec.spreads.iter().chain(&group_spec.spreads).collect();
             let spread_sets = spreads
                 .iter()
                 .map(|s| {
-                    let targets = (version == NomadVersion::V2_0_5)
+                    let targets = release
+                        .spread_pools_untargeted_values
                         .then(|| s.targets.iter().map(|t| t.value.clone()).collect());
                     self.property_set(prefs, s.target.clone(), Some(group), targets)
                 })
@@ -348,7 +349,7 @@ impl Simulation<'_> {
                 spread_info,
                 spread_attributes: spreads.iter().map(|s| s.attribute.clone()).collect(),
                 property_sets,
-                distinct_hosts: distinct_hosts(&group_spec.constraints, version),
+                distinct_hosts: distinct_hosts(&group_spec.constraints, release),
             });
         }
         !spec.spreads.is_empty()
@@ -434,7 +435,7 @@ impl Simulation<'_> {
         let spec = &self.scenario.jobs[group.job.index()];
         let group_spec = &spec.groups[group.group_index()];
         let node_spec = &self.scenario.nodes[node.index()];
-        let version = self.policy.nomad();
+        let release = self.behaviour.release;
         let affinities: Vec<_> = spec
             .affinities
             .iter()
@@ -445,11 +446,11 @@ impl Simulation<'_> {
             let mut total = 0.0;
             for a in &affinities {
                 let actual = target_value(&a.constraint.target, node_spec);
-                if operator_holds(&a.constraint, actual, version) {
+                if operator_holds(&a.constraint, actual, release) {
                     total += f64::from(a.weight);
                 }
             }
-            if version == NomadVersion::V2_0_5 || total != 0.0 {
+            if release.affinity_score_always_appended || total != 0.0 {
                 push(total / sum);
             }
         }
@@ -483,14 +484,14 @@ impl Simulation<'_> {
                 continue;
             };
             let weight = f64::from(info.weight) / f64::from(prefs.spread_weight_sum);
-            if version == NomadVersion::V2_0_5 && desired == 0.0 {
+            if release.spread_zero_desired_scores_lowest && desired == 0.0 {
                 total += lowest;
                 continue;
             }
             // 1.2.6 divides by a zero desired count too: -inf.
             let boost = ((desired - used as f64) / desired) * weight;
             total += boost;
-            if version == NomadVersion::V2_0_5 && boost < lowest {
+            if release.spread_zero_desired_scores_lowest && boost < lowest {
                 lowest = boost;
             }
         }

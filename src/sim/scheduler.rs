@@ -17,7 +17,7 @@ use super::trace::{TraceKind, TraceRecord};
 use super::{Event, Simulation};
 use crate::model::access::{ClaimCounts, ClaimMode};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
-use crate::model::policy::NomadVersion;
+use crate::model::release::MissingVolumes;
 use crate::model::scenario::{
     Capability, Constraint, ConstraintTarget, GroupSpec, JobSpec, Scenario, SchedulerAlgorithm,
     VolumeSource,
@@ -850,7 +850,7 @@ impl Simulation<'_> {
                 let failed = job_spec
                     .constraints
                     .iter()
-                    .position(|c| !constraint_holds_at(c, node_spec(), self.policy.nomad()));
+                    .position(|c| !constraint_holds_at(c, node_spec(), self.behaviour.release));
                 if !job_escaped {
                     ctx.job_classes[class as usize] = Some(failed.is_none());
                 }
@@ -870,7 +870,7 @@ impl Simulation<'_> {
                 // The class passed before: only the CSI check runs. In
                 // 1.2.6 a node that fails it ends the iteration.
                 if let Err(reason) = self.check_volumes(ctx, node, volumes) {
-                    ctx.stop_iterating = self.policy.nomad().class_early_return();
+                    ctx.stop_iterating = self.behaviour.release.class_early_return;
                     return Err(reason);
                 }
             }
@@ -881,7 +881,7 @@ impl Simulation<'_> {
                     group_spec
                         .constraints
                         .iter()
-                        .position(|c| !constraint_holds_at(c, node_spec(), self.policy.nomad()))
+                        .position(|c| !constraint_holds_at(c, node_spec(), self.behaviour.release))
                         .map(|i| FilterReason::Constraint {
                             group,
                             index: job_spec.constraints.len() + i,
@@ -997,11 +997,11 @@ impl Simulation<'_> {
             })
             .collect();
         if !missing.is_empty() {
-            return Err(match self.policy.nomad() {
-                NomadVersion::V1_2_6 => {
+            return Err(match self.behaviour.release.missing_volumes {
+                MissingVolumes::First => {
                     FilterReason::CsiVolumeMissingLegacy(missing[0].to_string())
                 }
-                NomadVersion::V2_0_5 => FilterReason::CsiVolumeMissing(missing.join(", ")),
+                MissingVolumes::All => FilterReason::CsiVolumeMissing(missing.join(", ")),
             });
         }
         for (checked, volume) in volumes.iter().enumerate() {
@@ -1046,7 +1046,7 @@ impl Simulation<'_> {
         {
             return Err(FilterReason::CsiPluginMaxVolumes { plugin, node });
         }
-        if self.policy.nomad().checks_topology()
+        if self.behaviour.release.checks_topology
             && !volume_spec.topologies.is_empty()
             && !volume_spec.topologies.contains(&node_spec.topology)
         {
@@ -1102,7 +1102,7 @@ impl Simulation<'_> {
         if mode == ClaimMode::Write && !write_schedulable(state.claimed_mode, volume_spec) {
             return Err(FilterReason::CsiReadOnly(volume));
         }
-        if self.policy.plan_aware_claims() {
+        if self.behaviour.plan_aware_claims {
             // Every user of a volume claims in one mode, so whichever claims
             // first, the mode the checks assumed is the mode the volume gets.
             let pinned = state.pinned_mode().or(ctx.modes.get(&volume).copied());
@@ -1146,7 +1146,7 @@ impl Simulation<'_> {
     ) -> bool {
         let plugin = self.scenario.volumes[volume.index()].plugin;
         let state = &self.nodes[node.index()];
-        if !self.policy.plan_aware_claims() {
+        if !self.behaviour.plan_aware_claims {
             return self.count_of_plugin(state.counted_volumes.keys(), plugin) < max_volumes;
         }
         let mut attached = state.held_or_promised_volumes();
