@@ -16,6 +16,7 @@ use crate::model::access::{AccessMode, ClaimCounts, ClaimMode};
 use crate::model::ids::{GroupRef, JobId, NodeId, VolumeId};
 use crate::model::metrics::{Metric, MetricValue, Metrics};
 use crate::model::policy::Policy;
+use crate::model::release::ServerClaimCheck;
 use crate::model::scenario::{Scenario, VolumeSource};
 use crate::model::time::Millis;
 use crate::sim::trace::{SeenClaims, TraceKind, TraceRecord, VolumeSeen};
@@ -498,7 +499,7 @@ fn side(
             let job = names.job(job);
             if outcome == Outcome::Accepted {
                 out.decided = format!("accepted job {job}");
-                out.check.push(if policy.validates_registration() {
+                out.check.push(if policy.behaviour().validates_registration {
                     "Registration checks each group's volumes (Nomad 1.3+): none is shared by count > 1 where its access mode allows one claim.".to_string()
                 } else {
                     "Registration does not look at volumes (Nomad before 1.3, and the plan-aware fix, which checks at scheduling instead).".to_string()
@@ -581,7 +582,7 @@ fn side(
                 )
             });
             let access = scenario.volumes[v.index()].nominal_access_mode();
-            out.check.push(if policy.exact_server_check() {
+            out.check.push(if policy.behaviour().release.server_claim_check == ServerClaimCheck::FreeClaims {
                 format!("The server checks the access mode exactly against the claims it holds: {access} {}.", rule(access))
             } else {
                 "Nomad 1.2's server refuses a write claim only while another job holds a writer claim; it never counts readers.".to_string()
@@ -660,7 +661,7 @@ fn scheduler_view(
     let mut after = seen.counted;
     after.add(seen.request);
     let passes = crate::model::access::admit(access, seen.counted, seen.request).is_ok();
-    let check = if policy.plan_aware_claims() {
+    let check = if policy.behaviour().plan_aware_claims {
         format!(
             "It counts every claim held, every allocation placed but not yet claimed and every earlier placement in the plan: {}; with this {} claim that makes {}, and {access} {}, so the check {}.",
             counts(seen.counted),

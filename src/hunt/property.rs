@@ -10,7 +10,8 @@ use crate::model::access::{AccessMode, ClaimMode};
 use crate::model::expect::Expectation;
 use crate::model::ids::{GroupRef, JobId, NodeId, VolumeId};
 use crate::model::metrics::Metrics;
-use crate::model::policy::{NomadVersion, Policy};
+use crate::model::policy::Policy;
+use crate::model::release::Release;
 use crate::model::scenario::{Scenario, VolumeSource};
 use crate::model::time::Millis;
 use crate::sim::trace::{TraceKind, TraceRecord};
@@ -176,7 +177,7 @@ pub fn check(property: Property, runs: &mut Runs) -> Option<Failure> {
         }
         Property::NoLostClaims => Policy::ALL.into_iter().find_map(|policy| {
             let scenario = runs.scenario;
-            lost_claim(scenario, policy.nomad(), runs.trace(policy)).map(|lost| {
+            lost_claim(scenario, policy.behaviour().release, runs.trace(policy)).map(|lost| {
                 Failure::new(property, format!("{policy}: {}", lost.describe(scenario)))
             })
         }),
@@ -464,15 +465,11 @@ fn claim_lives(trace: &[TraceRecord]) -> (Vec<ClaimLife>, Vec<AllocKey>) {
 
 /// Replays the trace's claims: granted, then freed (`claim_released`) after
 /// the allocation is terminal. Returns the first claim still held at the
-/// horizon though the pinned release (`version`) frees it before (see
+/// horizon though the pinned release (`release`) frees it before (see
 /// `release.rs`: the client's unpublish, the claim GC, the node GC).
-fn lost_claim(
-    scenario: &Scenario,
-    version: NomadVersion,
-    trace: &[TraceRecord],
-) -> Option<LostClaim> {
+fn lost_claim(scenario: &Scenario, release: &Release, trace: &[TraceRecord]) -> Option<LostClaim> {
     let (claims, owners) = claim_lives(trace);
-    let releases = Releases::new(scenario, version, trace, &claims);
+    let releases = Releases::new(scenario, release, trace, &claims);
     claims.iter().zip(&owners).find_map(|(life, key)| {
         let terminal = life
             .terminal
@@ -589,6 +586,7 @@ fn registration_sees(scenario: &Scenario, group: GroupRef, volume: VolumeId) -> 
 mod tests {
     use super::*;
     use crate::hunt::generate::generate;
+    use crate::model::release::{NOMAD_1_2_6, NOMAD_2_0_5};
 
     fn record(time: u64, kind: TraceKind, volume: Option<u32>) -> TraceRecord {
         let group = GroupRef::new(JobId(0), 0);
@@ -611,7 +609,7 @@ mod tests {
         let granted = record(1_000, TraceKind::ClaimGranted, Some(0));
         let released = record(2_000 + bound, TraceKind::ClaimReleased, Some(0));
         let stopped = |t| record(t, TraceKind::Stopped, None);
-        let lost = |trace: &[TraceRecord]| lost_claim(&scenario, NomadVersion::V2_0_5, trace);
+        let lost = |trace: &[TraceRecord]| lost_claim(&scenario, &NOMAD_2_0_5, trace);
 
         let freed = [granted.clone(), stopped(2_000), released];
         assert!(lost(&freed).is_none());
@@ -663,14 +661,14 @@ mod tests {
         // is at 60 s; the grant at 10 s is 50 s old by then, past the 30 s
         // threshold: controller detach, freed at 62 s.
         let gc = Some((Millis(62_000), Path::ClaimGc(Millis(60_000))));
-        assert_eq!(deadline(NomadVersion::V2_0_5, 61_000), (None, gc));
-        assert_eq!(deadline(NomadVersion::V2_0_5, 62_000), (gc, gc));
+        assert_eq!(deadline(&NOMAD_2_0_5, 61_000), (None, gc));
+        assert_eq!(deadline(&NOMAD_2_0_5, 62_000), (gc, gc));
         // 1.2.6: the node is gone at the first node GC tick past 50 + 600 s
         // (720 s), the claim GC pass at 720 s frees it at 722 s.
         let node_gc = Some((Millis(722_000), Path::NodeGc(Millis(720_000))));
-        assert_eq!(deadline(NomadVersion::V1_2_6, 721_000), (None, node_gc));
-        assert_eq!(deadline(NomadVersion::V1_2_6, 700_000), (None, None));
-        assert_eq!(deadline(NomadVersion::V1_2_6, 800_000), (node_gc, node_gc));
+        assert_eq!(deadline(&NOMAD_1_2_6, 721_000), (None, node_gc));
+        assert_eq!(deadline(&NOMAD_1_2_6, 700_000), (None, None));
+        assert_eq!(deadline(&NOMAD_1_2_6, 800_000), (node_gc, node_gc));
     }
 
     /// validate-catches holds validate to what registration can see: the

@@ -26,7 +26,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::ids::{NodeId, VolumeId};
-use crate::model::policy::NomadVersion;
+use crate::model::release::Release;
 use crate::model::scenario::{ClusterConfig, Scenario};
 use crate::model::time::Millis;
 use crate::sim::trace::{TraceKind, TraceRecord};
@@ -57,7 +57,7 @@ impl Path {
 /// The node status changes and volume modifications of one run.
 pub struct Releases<'s> {
     scenario: &'s Scenario,
-    version: NomadVersion,
+    release: &'s Release,
     /// Per node, its `node_down` (false) and `node_up` (true) records in order.
     nodes: BTreeMap<NodeId, Vec<(Millis, bool)>>,
     /// Per volume, every time its claims may have changed (sorted): the
@@ -81,7 +81,7 @@ pub struct ClaimLife {
 impl<'s> Releases<'s> {
     pub fn new(
         scenario: &'s Scenario,
-        version: NomadVersion,
+        release: &'s Release,
         trace: &[TraceRecord],
         claims: &[ClaimLife],
     ) -> Self {
@@ -100,7 +100,7 @@ impl<'s> Releases<'s> {
         }
         let mut releases = Releases {
             scenario,
-            version,
+            release,
             nodes,
             modified: BTreeMap::new(),
         };
@@ -218,7 +218,7 @@ impl<'s> Releases<'s> {
                 if tick > horizon {
                     return None;
                 }
-                if self.version.skips_down_node_detach() {
+                if self.release.skips_down_node_detach {
                     // csiVolumeClaimGC skips a volume modified within the
                     // threshold: the next pass at least that long after.
                     let quiet = self.last_modified(volume, tick) + c.csi_volume_claim_gc_threshold;
@@ -231,7 +231,7 @@ impl<'s> Releases<'s> {
                     // claim_gc on a live node: the node detach runs.
                     return Some((tick + c.node_detach_latency + tail, Path::ClaimGc(tick)));
                 }
-                if self.version.skips_down_node_detach() {
+                if self.release.skips_down_node_detach {
                     return Some((tick + tail, Path::ClaimGc(tick)));
                 }
                 // 1.2.6: the node detach fails until nodeGC removed the node,

@@ -6,6 +6,7 @@ pub mod expect;
 pub mod ids;
 pub mod metrics;
 pub mod policy;
+pub mod release;
 pub mod scenario;
 pub mod time;
 pub mod version;

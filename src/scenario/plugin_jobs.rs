@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 
 use super::raw::{RawCsiPluginType, RawGroup};
 use crate::model::ids::PluginId;
+use crate::model::release::NOMAD_2_0_5;
 use crate::model::scenario::{
     CsiPluginType, JobSpec, NodePluginSpec, NodeSpec, PluginSpec, TaskPlugin,
 };
-use crate::sim::feasibility::constraint_holds;
+use crate::sim::feasibility::constraint_holds_at;
 
 /// The plugins a group's tasks run (every plugin a job names is declared
 /// by then: `declare_job_plugins`).
@@ -49,7 +50,7 @@ pub fn place_job_plugins(nodes: &mut [NodeSpec], jobs: &[JobSpec]) {
                             .constraints
                             .iter()
                             .chain(&group.constraints)
-                            .all(|c| constraint_holds(c, node));
+                            .all(|c| constraint_holds_at(c, node, &NOMAD_2_0_5));
                     if fits && !node.csi_plugins.iter().any(|p| p.plugin == task.plugin) {
                         node.csi_plugins.push(NodePluginSpec {
                             plugin: task.plugin,

@@ -29,15 +29,15 @@ struct Tally {
 
 impl Simulation<'_> {
     pub(crate) fn check_distinct_invariants(&self) {
-        let version = self.policy.nomad();
+        let release = self.behaviour.release;
         for (j, spec) in self.scenario.jobs.iter().enumerate() {
             if spec.is_system() || !spec.uses_placement_preferences() {
                 continue;
             }
             let job = JobId::from_index(j);
-            let job_hosts = distinct_hosts(&spec.constraints, version);
+            let job_hosts = distinct_hosts(&spec.constraints, release);
             for (g, group) in spec.groups.iter().enumerate() {
-                if job_hosts || distinct_hosts(&group.constraints, version) {
+                if job_hosts || distinct_hosts(&group.constraints, release) {
                     // Job level: every group of the job; group level: one.
                     let scope = (!job_hosts).then_some(g);
                     for (node, tally) in self.tally_by(job, scope, |n| Some(n.index().to_string()))

@@ -61,7 +61,7 @@ impl Simulation<'_> {
                             .collect()
                     },
                 };
-                let counted = if self.policy.plan_aware_claims() {
+                let counted = if self.behaviour.plan_aware_claims {
                     claimed.counts.plus(unclaimed.counts).plus(in_plan.counts)
                 } else {
                     // Nomad's own check (`Simulation::check_volume`) looks

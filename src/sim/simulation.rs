@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, PluginId, VolumeId};
 use crate::model::metrics::Metrics;
 use crate::model::policy::Policy;
+use crate::model::release::Behaviour;
 use crate::model::scenario::Scenario;
 use crate::model::time::Millis;
 
@@ -122,7 +123,9 @@ pub(crate) enum Event {
 
 pub(crate) struct Simulation<'s> {
     pub(crate) scenario: &'s Scenario,
-    pub(crate) policy: Policy,
+    /// The policy resolved against the release table: what every behaviour
+    /// that differs between releases reads.
+    pub(crate) behaviour: Behaviour,
     pub(crate) options: RunOptions,
     pub(crate) queue: EventQueue<Event>,
     pub(crate) shuffle_rng: SimRng,
@@ -227,7 +230,7 @@ impl<'s> Simulation<'s> {
             ));
         Simulation {
             scenario,
-            policy: options.policy,
+            behaviour: options.policy.behaviour(),
             options,
             queue,
             shuffle_rng: SimRng::new(options.seed, Stream::NodeShuffle),

@@ -100,13 +100,13 @@ impl Simulation<'_> {
             group,
             ..
         } = step;
-        let version = self.policy.nomad();
+        let release = self.behaviour.release;
         let volume_name = &self.scenario.volumes[volume.index()].name;
         if self.now() >= self.allocs[id.index()].claims_mut().claim_deadline {
             // The retry's context expired while it waited: the last refusal stands.
             let failure = format!(
                 "could not claim volume {volume_name}: {}",
-                ClaimError::MaxClaims.message(version)
+                ClaimError::MaxClaims.message(release)
             );
             self.finish_alloc(id, AllocState::Failed, &failure);
             return;
@@ -114,10 +114,10 @@ impl Simulation<'_> {
         match self.server_claim_check(volume, mode, claim, group.job) {
             Ok(()) => self.grant_claim(id, volume, mode, claim),
             Err(error) => {
-                let reason = error.message(version);
+                let reason = error.message(release);
                 let failure = format!("could not claim volume {volume_name}: {reason}");
                 self.claim_refused(&step, reason);
-                if !self.policy.exact_server_check() || !error.retryable() {
+                if !release.client_retries_claims || !error.retryable() {
                     // 1.2.6 clients never retry; 2.0.5 clients retry only
                     // the errors isRetryableClaimRPCError names.
                     self.finish_alloc(id, AllocState::Failed, &failure);
@@ -143,7 +143,7 @@ impl Simulation<'_> {
     ) -> Result<(), ClaimError> {
         let state = &self.volumes[volume.index()];
         server_check(
-            self.policy.nomad(),
+            self.behaviour.release.server_claim_check,
             &self.scenario.volumes[volume.index()],
             state.claimed_mode,
             state.ledger_counts,
@@ -521,11 +521,11 @@ impl Simulation<'_> {
         let now = self.now();
         let cluster = &self.scenario.cluster;
         let threshold = cluster.csi_volume_claim_gc_threshold;
-        let version = self.policy.nomad();
+        let release = self.behaviour.release;
         let waiting: Vec<(VolumeId, AllocId)> = self.awaiting_claim_gc.iter().copied().collect();
         for (volume, id) in waiting {
             let state = &self.volumes[volume.index()];
-            if version.skips_down_node_detach() && now - state.modified_at < threshold {
+            if release.skips_down_node_detach && now - state.modified_at < threshold {
                 continue;
             }
             let node = state.ledger[&id].node;
@@ -544,7 +544,7 @@ impl Simulation<'_> {
                 (!self.node_plugin_stopped(id, volume)).then_some(Event::NodeDetach(id, volume))
             } else if node_state.status != NodeStatus::Down {
                 None
-            } else if version.skips_down_node_detach() || node_gone {
+            } else if release.skips_down_node_detach || node_gone {
                 Some(Event::ControllerDetach(id, volume))
             } else {
                 None
@@ -632,7 +632,7 @@ impl Simulation<'_> {
         // reaching a terminal client status (fsm.go), never on a freed
         // claim: a job blocked on a claim waits for the next such event.
         // Re-evaluating on the claim's release is part of the proposed fix.
-        if self.policy.plan_aware_claims() {
+        if self.behaviour.plan_aware_claims {
             self.unblock();
         }
     }

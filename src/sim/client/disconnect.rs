@@ -104,7 +104,7 @@ impl Simulation<'_> {
         if state.disconnected_at != Some(since) || state.status != NodeStatus::Ready {
             return;
         }
-        let may_wait = self.policy.nomad().disconnects_clients()
+        let may_wait = self.behaviour.release.disconnects_clients
             && self.nodes[node.index()].allocs.iter().any(|id| {
                 self.group_disconnect(self.allocs[id.index()].group)
                     .max_client_disconnect
@@ -341,7 +341,7 @@ impl Simulation<'_> {
     /// DisconnectStrategy.Validate; the YAML names are 1.3-1.7's, which
     /// 1.8+ spells `lost_after` and `stop_on_client_after`).
     pub(crate) fn disconnect_problem(&self, job: JobId) -> Option<String> {
-        if !self.policy.nomad().disconnects_clients() {
+        if !self.behaviour.release.rejects_lost_and_stop_after {
             return None;
         }
         self.scenario.jobs[job.index()].groups.iter().find_map(|group| {

@@ -8,7 +8,6 @@
 //! watcher retries until a controller can do it).
 
 use crate::model::ids::{AllocId, NodeId, PluginId, VolumeId};
-use crate::model::policy::NomadVersion;
 use crate::sim::simulation::{Event, Simulation};
 use crate::sim::state::store::{AllocState, ClaimState};
 use crate::sim::trace::{TraceKind, TraceRecord};
@@ -170,18 +169,19 @@ impl Simulation<'_> {
             return Ok(());
         }
         let name = &self.scenario.plugins[plugin.index()].name;
-        Err(match self.policy.nomad() {
-            // 1.2.6 picks any controller on a ready node, healthy or not;
-            // plansim has it fail as if none were found.
-            NomadVersion::V1_2_6 => {
+        Err(
+            if self.behaviour.release.controller_publish_skips_unhealthy {
+                format!(
+                    "controller publish: failed to find clients running controller plugin \"{name}\": no healthy controller"
+                )
+            } else {
+                // 1.2.6 picks any controller on a ready node, healthy or not;
+                // plansim has it fail as if none were found.
                 format!(
                     "controller publish: failed to find clients running controller plugin \"{name}\""
                 )
-            }
-            NomadVersion::V2_0_5 => format!(
-                "controller publish: failed to find clients running controller plugin \"{name}\": no healthy controller"
-            ),
-        })
+            },
+        )
     }
 
     /// The ControllerUnpublish step of a release: `false` (and the claim

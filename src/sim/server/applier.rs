@@ -136,7 +136,7 @@ impl Simulation<'_> {
         if cpu > node_cpu || memory > node_memory {
             return Err(format!("allocations no longer fit on node {}", spec.name));
         }
-        if self.policy.plan_aware_claims() {
+        if self.behaviour.plan_aware_claims {
             // Each claim is checked against the volume's claims, the
             // accepted node plans' and this node plan's earlier ones (added
             // to `accepted_claims` as they pass, taken back if the node plan

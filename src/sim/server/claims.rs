@@ -7,7 +7,7 @@
 //! the naive and validate policies reproduce.
 
 use crate::model::access::{AccessMode, ClaimCounts, ClaimMode};
-use crate::model::policy::NomadVersion;
+use crate::model::release::{Release, ServerClaimCheck};
 use crate::model::scenario::{Capability, VolumeSpec};
 
 /// Nomad's `WriteSchedulable`: the volume's mode allows writers, or, with no
@@ -52,15 +52,11 @@ pub enum ClaimError {
 
 impl ClaimError {
     /// The server's message at the release.
-    pub fn message(self, version: NomadVersion) -> &'static str {
-        match (self, version) {
-            (ClaimError::Unschedulable, NomadVersion::V1_2_6) => "unschedulable",
-            (ClaimError::Unschedulable, NomadVersion::V2_0_5) => {
-                "volume is currently unschedulable"
-            }
-            (ClaimError::MaxClaims, NomadVersion::V1_2_6) => "volume max claim reached",
-            (ClaimError::MaxClaims, NomadVersion::V2_0_5) => "volume max claims reached",
-            (ClaimError::AttachmentMode, _) => "cannot change attachment mode of claimed volume",
+    pub fn message(self, release: &Release) -> &'static str {
+        match self {
+            ClaimError::Unschedulable => release.claim_errors.unschedulable,
+            ClaimError::MaxClaims => release.claim_errors.max_claims,
+            ClaimError::AttachmentMode => "cannot change attachment mode of claimed volume",
         }
     }
 
@@ -76,7 +72,7 @@ impl ClaimError {
 /// store). `other_job_writes`: a job other than the claimant's holds a write
 /// claim (1.2.6 lets a job's own writers share).
 pub fn server_check(
-    version: NomadVersion,
+    rule: ServerClaimCheck,
     spec: &VolumeSpec,
     mode: Option<Capability>,
     claims: ClaimCounts,
@@ -89,7 +85,7 @@ pub fn server_check(
     }
     match request {
         ClaimMode::Read => {
-            if version == NomadVersion::V2_0_5 && read_claims_exhausted(mode, claims) {
+            if rule == ServerClaimCheck::FreeClaims && read_claims_exhausted(mode, claims) {
                 return Err(ClaimError::MaxClaims);
             }
         }
@@ -98,9 +94,9 @@ pub fn server_check(
                 return Err(ClaimError::Unschedulable);
             }
             let exhausted = write_claims_exhausted(mode, claims);
-            let refused = match version {
-                NomadVersion::V1_2_6 => exhausted && other_job_writes,
-                NomadVersion::V2_0_5 => exhausted,
+            let refused = match rule {
+                ServerClaimCheck::OtherJobsWriters => exhausted && other_job_writes,
+                ServerClaimCheck::FreeClaims => exhausted,
             };
             if refused {
                 return Err(ClaimError::MaxClaims);
@@ -114,6 +110,7 @@ pub fn server_check(
 mod tests {
     use super::*;
     use crate::model::ids::PluginId;
+    use crate::model::release::{NOMAD_1_2_6, NOMAD_2_0_5};
     use crate::model::scenario::AttachmentMode;
 
     fn capability(access_mode: AccessMode) -> Capability {
@@ -143,7 +140,8 @@ mod tests {
     fn server_checks_follow_each_release() {
         use AccessMode::*;
         use ClaimMode::*;
-        use NomadVersion::*;
+        // The table's rows.
+        let (v1_2_6, v2_0_5) = (&NOMAD_1_2_6, &NOMAD_2_0_5);
         let block = Capability {
             access_mode: SingleNodeWriter,
             attachment_mode: AttachmentMode::BlockDevice,
@@ -157,26 +155,26 @@ mod tests {
         let table = [
             // A writer beside a reader on single-node-writer: only write
             // claims count, so it is granted.
-            (V2_0_5, SingleNodeWriter, true, 1, 0, Write, file, true, Ok(())),
+            (v2_0_5, SingleNodeWriter, true, 1, 0, Write, file, true, Ok(())),
             // A reader beside a writer: refused in 2.0.5, granted in 1.2.6.
-            (V2_0_5, SingleNodeWriter, true, 0, 1, Read, file, true, max),
-            (V1_2_6, SingleNodeWriter, true, 0, 1, Read, file, true, Ok(())),
+            (v2_0_5, SingleNodeWriter, true, 0, 1, Read, file, true, max),
+            (v1_2_6, SingleNodeWriter, true, 0, 1, Read, file, true, Ok(())),
             // A second writer: 1.2.6 refuses only another job's.
-            (V1_2_6, SingleNodeWriter, true, 0, 1, Write, file, false, Ok(())),
-            (V1_2_6, SingleNodeWriter, true, 0, 1, Write, file, true, max),
-            (V2_0_5, SingleNodeWriter, true, 0, 1, Write, file, false, max),
+            (v1_2_6, SingleNodeWriter, true, 0, 1, Write, file, false, Ok(())),
+            (v1_2_6, SingleNodeWriter, true, 0, 1, Write, file, true, max),
+            (v2_0_5, SingleNodeWriter, true, 0, 1, Write, file, false, max),
             // A writer on a reader-only volume is unschedulable.
-            (V2_0_5, SingleNodeReaderOnly, false, 0, 0, Write, file, false, Err(ClaimError::Unschedulable)),
+            (v2_0_5, SingleNodeReaderOnly, false, 0, 0, Write, file, false, Err(ClaimError::Unschedulable)),
             // A second reader of single-node-reader-only.
-            (V2_0_5, SingleNodeReaderOnly, true, 1, 0, Read, file, false, max),
-            (V1_2_6, SingleNodeReaderOnly, true, 1, 0, Read, file, false, Ok(())),
+            (v2_0_5, SingleNodeReaderOnly, true, 1, 0, Read, file, false, max),
+            (v1_2_6, SingleNodeReaderOnly, true, 1, 0, Read, file, false, Ok(())),
             // Another attachment mode than the claimed one.
-            (V1_2_6, SingleNodeWriter, true, 1, 0, Read, block, false, Err(ClaimError::AttachmentMode)),
+            (v1_2_6, SingleNodeWriter, true, 1, 0, Read, block, false, Err(ClaimError::AttachmentMode)),
         ];
-        for (version, access, claimed, readers, writers, request, claim, other, expected) in table {
+        for (release, access, claimed, readers, writers, request, claim, other, expected) in table {
             let mode = claimed.then(|| capability(access));
             let got = server_check(
-                version,
+                release.server_claim_check,
                 &volume(&[access]),
                 mode,
                 counts(readers, writers),
@@ -186,13 +184,14 @@ mod tests {
             );
             assert_eq!(
                 got, expected,
-                "{version:?} {access} {readers}r/{writers}w {request:?}"
+                "{} {access} {readers}r/{writers}w {request:?}",
+                release.version
             );
         }
         assert!(!ClaimError::Unschedulable.retryable());
         assert!(ClaimError::MaxClaims.retryable());
         assert_eq!(
-            ClaimError::MaxClaims.message(V1_2_6),
+            ClaimError::MaxClaims.message(&NOMAD_1_2_6),
             "volume max claim reached"
         );
     }

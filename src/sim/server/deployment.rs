@@ -394,7 +394,7 @@ impl Simulation<'_> {
     /// the claim is released, and the release re-evaluates the job (the
     /// fix's hand-off), instead of the update deadlocking.
     pub(crate) fn keeps_stop(&self, previous: AllocId, volumes: &[ResolvedVolume]) -> bool {
-        self.policy.plan_aware_claims()
+        self.behaviour.plan_aware_claims
             && volumes.iter().any(|v| match v {
                 ResolvedVolume::Found(id, _, _) => self.allocs[previous.index()]
                     .volumes()

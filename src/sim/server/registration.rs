@@ -33,7 +33,7 @@ impl Simulation<'_> {
     /// (structs/volumes.go `VolumeRequest.Validate`). Since 1.1.0, at every
     /// pinned release: the request needs an access mode, and a reader-only
     /// mode must be mounted read-only. From 1.3 (validate only; see
-    /// `Policy::validates_registration`): a group with count > 1 may not
+    /// `Behaviour::validates_registration`): a group with count > 1 may not
     /// share a single-node volume, or write a multi-node-single-writer one,
     /// without `per_alloc`. The modes checked are the request's.
     pub(crate) fn registration_problem(&self, job: JobId) -> Option<String> {
@@ -51,7 +51,7 @@ impl Simulation<'_> {
                         Some(format!("{mode} volumes must be read-only"))
                     }
                     Some(mode)
-                        if self.policy.validates_registration() && count > 1 && !per_alloc =>
+                        if self.behaviour.validates_registration && count > 1 && !per_alloc =>
                     {
                         match mode {
                             AccessMode::SingleNodeReaderOnly => Some("allows only one reader"),

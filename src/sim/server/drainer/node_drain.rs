@@ -70,7 +70,7 @@ impl Simulation<'_> {
         match spec.kind {
             JobKind::System => true,
             JobKind::Service | JobKind::Batch | JobKind::Sysbatch => {
-                self.policy.nomad().drains_plugin_jobs_last()
+                self.behaviour.release.drains_plugin_jobs_last
                     && spec.groups.iter().any(|g| !g.csi_plugins.is_empty())
             }
         }
@@ -175,7 +175,7 @@ impl Simulation<'_> {
     pub(crate) fn drain_group(&self, group: GroupRef) -> (Vec<AllocId>, Option<Millis>) {
         let now = self.now();
         let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
-        let counts_marked = self.policy.nomad().drain_counts_migrating_healthy();
+        let counts_marked = self.behaviour.release.drain_counts_migrating_healthy;
         let mut healthy: i64 = 0;
         let mut drainable = Vec::new();
         let mut wake: Option<Millis> = None;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::model::access::{ClaimCounts, ClaimMode, Refusal, admit};
 use crate::model::ids::{GroupRef, NodeId, PluginId, VolumeId};
-use crate::model::policy::NomadVersion;
+use crate::model::release::{MissingAttribute, OrderedOperators, Release};
 use crate::model::scenario::{
     Constraint, ConstraintOperator, ConstraintTarget, Matcher, NodeSpec, Scenario,
 };
@@ -229,20 +229,10 @@ impl PlacementFailure {
     }
 }
 
-/// Whether a node satisfies one constraint (2.0.5's operators: where the
-/// releases differ, the scheduler asks [`constraint_holds_at`]).
-pub fn constraint_holds(constraint: &Constraint, node: &NodeSpec) -> bool {
-    constraint_holds_at(constraint, node, NomadVersion::V2_0_5)
-}
-
-/// Whether a node satisfies one constraint, as `version` checks it.
-pub fn constraint_holds_at(
-    constraint: &Constraint,
-    node: &NodeSpec,
-    version: NomadVersion,
-) -> bool {
+/// Whether a node satisfies one constraint, as `release` checks it.
+pub fn constraint_holds_at(constraint: &Constraint, node: &NodeSpec, release: &Release) -> bool {
     let actual = target_value(&constraint.target, node);
-    operator_holds(constraint, actual, version)
+    operator_holds(constraint, actual, release)
 }
 
 /// The plan-aware check: the exact access-mode rule over every claim that is
@@ -268,14 +258,14 @@ pub fn target_value<'n>(target: &ConstraintTarget, node: &'n NodeSpec) -> Option
 }
 
 /// Nomad's checkConstraint for one operator, given the node's value.
-pub fn operator_holds(c: &Constraint, actual: Option<&str>, version: NomadVersion) -> bool {
+pub fn operator_holds(c: &Constraint, actual: Option<&str>, release: &Release) -> bool {
     let value = c.value.as_str();
     match c.operator {
         ConstraintOperator::Equal => actual == Some(value),
         // 2.0.5 resolves a missing attribute to "" before comparing.
-        ConstraintOperator::NotEqual => match version {
-            NomadVersion::V1_2_6 => actual != Some(value),
-            NomadVersion::V2_0_5 => actual.unwrap_or("") != value,
+        ConstraintOperator::NotEqual => match release.missing_attribute {
+            MissingAttribute::Nil => actual != Some(value),
+            MissingAttribute::Empty => actual.unwrap_or("") != value,
         },
         ConstraintOperator::IsSet => actual.is_some(),
         ConstraintOperator::IsNotSet => actual.is_none(),
@@ -283,7 +273,7 @@ pub fn operator_holds(c: &Constraint, actual: Option<&str>, version: NomadVersio
         | ConstraintOperator::LessEqual
         | ConstraintOperator::Greater
         | ConstraintOperator::GreaterEqual => {
-            actual.is_some_and(|a| ordered(c.operator, a, value, version))
+            actual.is_some_and(|a| ordered(c.operator, a, value, release.ordered_operators))
         }
         ConstraintOperator::Regexp => match (&c.matcher, actual) {
             (Matcher::Regexp(re), Some(a)) => re.is_match(a),
@@ -312,11 +302,11 @@ fn set_of(list: &str) -> impl Iterator<Item = &str> {
 
 /// `<`, `<=`, `>`, `>=`: 1.2.6 compares strings; 2.0.5 integers if both
 /// parse, else floats if both parse, else strings.
-fn ordered(op: ConstraintOperator, left: &str, right: &str, version: NomadVersion) -> bool {
+fn ordered(op: ConstraintOperator, left: &str, right: &str, how: OrderedOperators) -> bool {
     use std::cmp::Ordering;
-    let order: Option<Ordering> = match version {
-        NomadVersion::V1_2_6 => Some(left.cmp(right)),
-        NomadVersion::V2_0_5 => match (left.parse::<i64>(), right.parse::<i64>()) {
+    let order: Option<Ordering> = match how {
+        OrderedOperators::Lexical => Some(left.cmp(right)),
+        OrderedOperators::Numeric => match (left.parse::<i64>(), right.parse::<i64>()) {
             (Ok(l), Ok(r)) => Some(l.cmp(&r)),
             _ => match (left.parse::<f64>(), right.parse::<f64>()) {
                 // NaN compares false whichever way, as in Go.

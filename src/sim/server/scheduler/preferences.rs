@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId};
-use crate::model::policy::NomadVersion;
+use crate::model::release::Release;
 use crate::model::scenario::{
     Constraint, ConstraintOperator, ConstraintTarget, Matcher, NodeSpec, Spread,
 };
@@ -139,16 +139,16 @@ pub(crate) struct Preferences {
 /// Whether a distinct_hosts constraint is on: the first one in the list
 /// decides. 1.2.6 enforces it whatever its value; 2.0.5 reads the value as
 /// a boolean (empty or unparsable: on).
-pub(crate) fn distinct_hosts(constraints: &[Constraint], version: NomadVersion) -> bool {
+pub(crate) fn distinct_hosts(constraints: &[Constraint], release: &Release) -> bool {
     constraints
         .iter()
         .find(|c| c.operator == ConstraintOperator::DistinctHosts)
-        .is_some_and(|c| match version {
-            NomadVersion::V1_2_6 => true,
-            NomadVersion::V2_0_5 => !matches!(
-                c.value.as_str(),
-                "0" | "f" | "F" | "FALSE" | "false" | "False"
-            ),
+        .is_some_and(|c| {
+            !release.distinct_hosts_reads_value
+                || !matches!(
+                    c.value.as_str(),
+                    "0" | "f" | "F" | "FALSE" | "false" | "False"
+                )
         })
 }
 
@@ -159,13 +159,13 @@ impl Simulation<'_> {
         if !spec.uses_placement_preferences() {
             return None;
         }
-        let version = self.policy.nomad();
+        let release = self.behaviour.release;
         let mut prefs = Preferences {
             job,
             stops: stops.to_vec(),
             proposed: Vec::new(),
             job_property_sets: Vec::new(),
-            job_distinct_hosts: distinct_hosts(&spec.constraints, version),
+            job_distinct_hosts: distinct_hosts(&spec.constraints, release),
             groups: (0..spec.groups.len()).map(|_| None).collect(),
             spread_weight_sum: 0,
             lowest_boost: -1.0,
@@ -217,12 +217,13 @@ impl Simulation<'_> {
         let spec = &self.scenario.jobs[group.job.index()];
         let group_spec = &spec.groups[group.group_index()];
         if prefs.groups[group.group_index()].is_none() {
-            let version = self.policy.nomad();
+            let release = self.behaviour.release;
             let spreads: Vec<&Spread> = spec.spreads.iter().chain(&group_spec.spreads).collect();
             let spread_sets = spreads
                 .iter()
                 .map(|s| {
-                    let targets = (version == NomadVersion::V2_0_5)
+                    let targets = release
+                        .spread_pools_untargeted_values
                         .then(|| s.targets.iter().map(|t| t.value.clone()).collect());
                     self.property_set(prefs, s.target.clone(), Some(group), targets)
                 })
@@ -267,7 +268,7 @@ impl Simulation<'_> {
                 spread_info,
                 spread_attributes: spreads.iter().map(|s| s.attribute.clone()).collect(),
                 property_sets,
-                distinct_hosts: distinct_hosts(&group_spec.constraints, version),
+                distinct_hosts: distinct_hosts(&group_spec.constraints, release),
             });
         }
         !spec.spreads.is_empty()
@@ -353,7 +354,7 @@ impl Simulation<'_> {
         let spec = &self.scenario.jobs[group.job.index()];
         let group_spec = &spec.groups[group.group_index()];
         let node_spec = &self.scenario.nodes[node.index()];
-        let version = self.policy.nomad();
+        let release = self.behaviour.release;
         let affinities: Vec<_> = spec
             .affinities
             .iter()
@@ -364,11 +365,11 @@ impl Simulation<'_> {
             let mut total = 0.0;
             for a in &affinities {
                 let actual = target_value(&a.constraint.target, node_spec);
-                if operator_holds(&a.constraint, actual, version) {
+                if operator_holds(&a.constraint, actual, release) {
                     total += f64::from(a.weight);
                 }
             }
-            if version == NomadVersion::V2_0_5 || total != 0.0 {
+            if release.affinity_score_always_appended || total != 0.0 {
                 push(total / sum);
             }
         }
@@ -402,14 +403,14 @@ impl Simulation<'_> {
                 continue;
             };
             let weight = f64::from(info.weight) / f64::from(prefs.spread_weight_sum);
-            if version == NomadVersion::V2_0_5 && desired == 0.0 {
+            if release.spread_zero_desired_scores_lowest && desired == 0.0 {
                 total += lowest;
                 continue;
             }
             // 1.2.6 divides by a zero desired count too: -inf.
             let boost = ((desired - used as f64) / desired) * weight;
             total += boost;
-            if version == NomadVersion::V2_0_5 && boost < lowest {
+            if release.spread_zero_desired_scores_lowest && boost < lowest {
                 lowest = boost;
             }
         }

@@ -129,7 +129,7 @@ impl Simulation<'_> {
                 let failed = job_spec
                     .constraints
                     .iter()
-                    .position(|c| !constraint_holds_at(c, node_spec(), self.policy.nomad()));
+                    .position(|c| !constraint_holds_at(c, node_spec(), self.behaviour.release));
                 if !job_escaped {
                     ctx.job_classes[class as usize] = Some(failed.is_none());
                 }
@@ -149,7 +149,7 @@ impl Simulation<'_> {
                 // The class passed before: only the CSI check runs. In
                 // 1.2.6 a node that fails it ends the iteration.
                 if let Err(reason) = self.check_volumes(ctx, node, volumes) {
-                    ctx.stop_iterating = self.policy.nomad().class_early_return();
+                    ctx.stop_iterating = self.behaviour.release.class_early_return;
                     return Err(reason);
                 }
             }
@@ -160,7 +160,7 @@ impl Simulation<'_> {
                     group_spec
                         .constraints
                         .iter()
-                        .position(|c| !constraint_holds_at(c, node_spec(), self.policy.nomad()))
+                        .position(|c| !constraint_holds_at(c, node_spec(), self.behaviour.release))
                         .map(|i| FilterReason::Constraint {
                             group,
                             index: job_spec.constraints.len() + i,

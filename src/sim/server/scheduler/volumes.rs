@@ -1,6 +1,6 @@
 use crate::model::access::ClaimMode;
 use crate::model::ids::{GroupRef, NodeId, VolumeId};
-use crate::model::policy::NomadVersion;
+use crate::model::release::MissingVolumes;
 use crate::model::scenario::{Capability, VolumeSource};
 use crate::sim::server::claims::{write_claims_exhausted, write_schedulable};
 use crate::sim::server::scheduler::context::PlanContext;
@@ -107,11 +107,11 @@ impl Simulation<'_> {
             })
             .collect();
         if !missing.is_empty() {
-            return Err(match self.policy.nomad() {
-                NomadVersion::V1_2_6 => {
+            return Err(match self.behaviour.release.missing_volumes {
+                MissingVolumes::First => {
                     FilterReason::CsiVolumeMissingLegacy(missing[0].to_string())
                 }
-                NomadVersion::V2_0_5 => FilterReason::CsiVolumeMissing(missing.join(", ")),
+                MissingVolumes::All => FilterReason::CsiVolumeMissing(missing.join(", ")),
             });
         }
         for (checked, volume) in volumes.iter().enumerate() {
@@ -156,7 +156,7 @@ impl Simulation<'_> {
         {
             return Err(FilterReason::CsiPluginMaxVolumes { plugin, node });
         }
-        if self.policy.nomad().checks_topology()
+        if self.behaviour.release.checks_topology
             && !volume_spec.topologies.is_empty()
             && !volume_spec.topologies.contains(&node_spec.topology)
         {
@@ -212,7 +212,7 @@ impl Simulation<'_> {
         if mode == ClaimMode::Write && !write_schedulable(state.claimed_mode, volume_spec) {
             return Err(FilterReason::CsiReadOnly(volume));
         }
-        if self.policy.plan_aware_claims() {
+        if self.behaviour.plan_aware_claims {
             // Every user of a volume claims in one mode, so whichever claims
             // first, the mode the checks assumed is the mode the volume gets.
             let pinned = state.pinned_mode().or(ctx.modes.get(&volume).copied());
@@ -256,7 +256,7 @@ impl Simulation<'_> {
     ) -> bool {
         let plugin = self.scenario.volumes[volume.index()].plugin;
         let state = &self.nodes[node.index()];
-        if !self.policy.plan_aware_claims() {
+        if !self.behaviour.plan_aware_claims {
             return self.count_of_plugin(state.counted_volumes.keys(), plugin) < max_volumes;
         }
         let mut attached = state.held_or_promised_volumes();

@@ -1,0 +1,307 @@
+//! The release table: one row per supported Nomad release, one field per
+//! behaviour plansim models that changed between them. This is the only
+//! place a release's behaviour is chosen: a policy resolves to a row
+//! (`Policy::behaviour`), the simulation reads the row's fields, and nothing
+//! in `sim` asks which release or policy it runs.
+//!
+//! Each field's doc names the Nomad change (pull request, and the
+//! file:function at the tags; paths are v1.2.6's, with v2.0.5's after `/`
+//! where it moved) and the release that shipped it. ARCHITECTURE's
+//! "Nomad behaviours modelled, by pinned release" table describes each
+//! behaviour at length. Adding a release is adding a row: a `static` here
+//! and its place in [`RELEASES`].
+
+/// What one Nomad release does where releases differ.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Release {
+    /// The tag, without its `v`: "1.2.6".
+    pub version: &'static str,
+
+    // --- Scheduler: feasibility (scheduler/feasible.go / feasible/feasible.go)
+    /// A node of a computed class already eligible for the group that fails
+    /// the CSI check ends the whole node iteration
+    /// (`FeasibilityWrapper.Next`; fixed by #13274 in 1.2.9 and 1.3.2).
+    pub class_early_return: bool,
+    /// The CSI checker requires the node's topology to be one of the
+    /// volume's ("did not meet topology requirement"): #12129, 1.3.0
+    /// (`CSIVolumeChecker.isFeasible`).
+    pub checks_topology: bool,
+    /// Which missing volumes the CSI checker names
+    /// (`CSIVolumeChecker.SetVolumes`, `isFeasible`; changed in 1.3.0).
+    pub missing_volumes: MissingVolumes,
+
+    // --- Scheduler: constraints (feasible.go / feasible/feasible.go:checkConstraint)
+    /// How `<`, `<=`, `>`, `>=` compare (`checkLexicalOrder` at 1.2.6,
+    /// `checkOrder` at 2.0.5).
+    pub ordered_operators: OrderedOperators,
+    /// What `!=` sees for an attribute the node lacks (`checkConstraint`,
+    /// `resolveTarget`: 2.0.5 resolves it to "").
+    pub missing_attribute: MissingAttribute,
+    /// A `distinct_hosts` constraint's value is read as a boolean (`"false"`
+    /// turns it off) instead of ignored (`DistinctHostsIterator.SetJob`,
+    /// `SetTaskGroup`, 2.0.5's `strconv.ParseBool` of the value).
+    pub distinct_hosts_reads_value: bool,
+
+    // --- Scheduler: ranking (scheduler/spread.go / feasible/spread.go, rank.go / feasible/rank.go)
+    /// Values of a spread attribute not among the targets count together as
+    /// the implicit target `*` (`SpreadIterator.Next` with `propertySet`'s
+    /// target values, 2.0.5).
+    pub spread_pools_untargeted_values: bool,
+    /// A target whose desired count is 0 scores the lowest boost seen in the
+    /// evaluation (from -1) instead of dividing by zero
+    /// (`SpreadIterator.Next`, `lowestSpreadBoost`, 2.0.5).
+    pub spread_zero_desired_scores_lowest: bool,
+    /// The node-affinity score is appended even when it is 0
+    /// (`NodeAffinityIterator.Next`; 1.2.6 appends it only when not 0).
+    pub affinity_score_always_appended: bool,
+
+    // --- Job registration (nomad/structs/volumes.go:VolumeRequest.Validate)
+    /// Registration refuses a group with count > 1 that shares a
+    /// single-node volume, or writes a multi-node-single-writer one, without
+    /// `per_alloc` (1.3.0). The proposed fix turns this off again (see
+    /// [`Behaviour::validates_registration`]).
+    pub validates_shared_volume_count: bool,
+    /// A group with both `max_client_disconnect` (`disconnect.lost_after`)
+    /// and `stop_after_client_disconnect` (`disconnect.stop_on_client_after`)
+    /// is refused ("Disconnect cannot be configured with both lost_after and
+    /// stop_after", `nomad/structs/group.go:DisconnectStrategy.Validate`,
+    /// 1.8.0's `disconnect` block).
+    pub rejects_lost_and_stop_after: bool,
+
+    // --- Server: claims (nomad/csi_endpoint.go:CSIVolume.Claim -> nomad/structs/csi.go)
+    /// How the server checks a new claim (`claimRead`, `claimWrite`;
+    /// #12112 and #12113, 1.2.7 and 1.3.0).
+    pub server_claim_check: ServerClaimCheck,
+    /// The server's claim refusals, as the client reports them
+    /// (`claimRead`, `claimWrite`; reworded with #12112, #12113).
+    pub claim_errors: ClaimErrorWording,
+    /// The client retries a claim refused with "volume max claims reached"
+    /// with backoff until `claim_retry_deadline`
+    /// (`client/allocrunner/csi_hook.go:claimWithRetry`,
+    /// `isRetryableClaimRPCError`; #12112, #12113, 1.2.7 and 1.3.0). Before,
+    /// `claimVolumesFromAlloc` tries once.
+    pub client_retries_claims: bool,
+    /// The ControllerPublish looks only among healthy controllers, and the
+    /// failure says so (": no healthy controller";
+    /// `nomad/client_csi_endpoint.go:ClientCSI.clientIDsForController`).
+    pub controller_publish_skips_unhealthy: bool,
+    /// A down node's claim is freed by the claim GC: the pass skips a volume
+    /// modified within `csi_volume_claim_gc_threshold`, and
+    /// `nomad/csi_endpoint.go:nodeUnpublishVolume` skips the node detach of a
+    /// down node (1.3.4). Before, `nodeUnpublishVolumeImpl` fails ("No path
+    /// to node") until `core_sched.go:nodeGC` removed the node.
+    pub skips_down_node_detach: bool,
+
+    // --- Server: heartbeats (nomad/heartbeat.go)
+    /// A node that missed its heartbeats while some allocation on it may
+    /// wait (`max_client_disconnect`, 1.8+ `disconnect.lost_after`) is
+    /// disconnected and those allocations unknown, instead of down and lost
+    /// (`invalidateHeartbeat`, `disconnectState`; 1.3.0).
+    pub disconnects_clients: bool,
+
+    // --- Server: drainer (nomad/drainer/)
+    /// An allocation already marked for migration counts among the healthy
+    /// ones (`watch_jobs.go:handleTaskGroup`, until #26175, 1.11.0): with
+    /// several draining nodes more than `max_parallel` can move at once.
+    pub drain_counts_migrating_healthy: bool,
+    /// Jobs that run a CSI plugin are drained with the system jobs, last
+    /// (`draining_node.go:IsDone`, `RemainingAllocs`; #12324, 1.3.0).
+    pub drains_plugin_jobs_last: bool,
+}
+
+/// How the server checks a new claim against the volume's current mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerClaimCheck {
+    /// 1.2.6: reads are always granted; a write is refused only while a
+    /// write claim of another job is held (`WriteFreeClaims`).
+    OtherJobsWriters,
+    /// `HasFreeReadClaims` (single-node-reader-only: no reader;
+    /// single-node-writer: no claim) and `HasFreeWriteClaims` (single-writer
+    /// modes: no write claim, whichever job holds it).
+    FreeClaims,
+}
+
+/// The messages of the server's claim refusals (the attachment-mode one is
+/// the same at every release).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClaimErrorWording {
+    /// The volume's mode has no room for this kind of claim.
+    pub unschedulable: &'static str,
+    /// The claims the mode allows are taken.
+    pub max_claims: &'static str,
+}
+
+/// How `<`, `<=`, `>`, `>=` compare a node's value with the constraint's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrderedOperators {
+    /// As strings.
+    Lexical,
+    /// As integers if both parse, else as floats if both parse, else as
+    /// strings.
+    Numeric,
+}
+
+/// What a constraint sees for an attribute the node does not have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissingAttribute {
+    /// Nothing: nil differs from every value, so `!=` holds.
+    Nil,
+    /// The empty string: `!=` fails when the value is "".
+    Empty,
+}
+
+/// Which missing volumes the CSI checker's failure names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissingVolumes {
+    /// `missing CSI Volume <id>`, the first.
+    First,
+    /// `missing CSI volume(s) <id>, <id>`, all.
+    All,
+}
+
+/// v1.2.6: the last 1.2 release before the CSI fixes #12112, #12113 and
+/// #12337 (shipped in 1.1.13, 1.2.7 and 1.3.0). The `naive` policy.
+pub static NOMAD_1_2_6: Release = Release {
+    version: "1.2.6",
+    class_early_return: true,
+    checks_topology: false,
+    missing_volumes: MissingVolumes::First,
+    ordered_operators: OrderedOperators::Lexical,
+    missing_attribute: MissingAttribute::Nil,
+    distinct_hosts_reads_value: false,
+    spread_pools_untargeted_values: false,
+    spread_zero_desired_scores_lowest: false,
+    affinity_score_always_appended: false,
+    validates_shared_volume_count: false,
+    rejects_lost_and_stop_after: false,
+    server_claim_check: ServerClaimCheck::OtherJobsWriters,
+    claim_errors: ClaimErrorWording {
+        unschedulable: "unschedulable",
+        max_claims: "volume max claim reached",
+    },
+    client_retries_claims: false,
+    controller_publish_skips_unhealthy: false,
+    skips_down_node_detach: false,
+    disconnects_clients: false,
+    drain_counts_migrating_healthy: true,
+    drains_plugin_jobs_last: false,
+};
+
+/// v2.0.5: the newest tag, "current Nomad". The `validate` policy, and
+/// `plan-aware` with the proposed fix.
+pub static NOMAD_2_0_5: Release = Release {
+    version: "2.0.5",
+    class_early_return: false,
+    checks_topology: true,
+    missing_volumes: MissingVolumes::All,
+    ordered_operators: OrderedOperators::Numeric,
+    missing_attribute: MissingAttribute::Empty,
+    distinct_hosts_reads_value: true,
+    spread_pools_untargeted_values: true,
+    spread_zero_desired_scores_lowest: true,
+    affinity_score_always_appended: true,
+    validates_shared_volume_count: true,
+    rejects_lost_and_stop_after: true,
+    server_claim_check: ServerClaimCheck::FreeClaims,
+    claim_errors: ClaimErrorWording {
+        unschedulable: "volume is currently unschedulable",
+        max_claims: "volume max claims reached",
+    },
+    client_retries_claims: true,
+    controller_publish_skips_unhealthy: true,
+    skips_down_node_detach: true,
+    disconnects_clients: true,
+    drain_counts_migrating_healthy: false,
+    drains_plugin_jobs_last: true,
+};
+
+/// Every supported release, oldest first.
+pub static RELEASES: [&Release; 2] = [&NOMAD_1_2_6, &NOMAD_2_0_5];
+
+impl Release {
+    /// The row of a release, by its version ("2.0.5").
+    pub fn find(version: &str) -> Option<&'static Release> {
+        RELEASES
+            .iter()
+            .copied()
+            .find(|release| release.version == version)
+    }
+}
+
+/// A policy resolved against the table: the release whose code it follows
+/// and whether the proposed fix for #10157 is applied. The simulation holds
+/// this and reads its fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Behaviour {
+    pub release: &'static Release,
+    /// The proposed fix: the scheduler counts the claims of every live
+    /// allocation, committed or in the plan, keeps every user of a volume in
+    /// one mode, and the plan applier re-checks claims and attach limits; a
+    /// freed claim unblocks evaluations.
+    pub plan_aware_claims: bool,
+    /// The release's registration count check
+    /// ([`Release::validates_shared_volume_count`]), unless the fix
+    /// replaces it: plan-aware's scheduler places what the access mode
+    /// allows and blocks the rest, so it keeps only the per-request
+    /// validation of every release.
+    pub validates_registration: bool,
+}
+
+impl Behaviour {
+    /// A release as it ships.
+    pub fn of(release: &'static Release) -> Behaviour {
+        Behaviour {
+            release,
+            plan_aware_claims: false,
+            validates_registration: release.validates_shared_volume_count,
+        }
+    }
+
+    /// The release with the proposed fix applied.
+    pub fn with_plan_aware_fix(self) -> Behaviour {
+        Behaviour {
+            plan_aware_claims: true,
+            validates_registration: false,
+            ..self
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbers(version: &str) -> Vec<u32> {
+        version
+            .split('.')
+            .map(|part| part.parse().expect("a numeric version"))
+            .collect()
+    }
+
+    #[test]
+    fn releases_are_sorted_unique_and_found_by_version() {
+        let versions: Vec<Vec<u32>> = RELEASES.iter().map(|r| numbers(r.version)).collect();
+        assert!(versions.iter().all(|v| v.len() == 3), "{versions:?}");
+        assert!(
+            versions.windows(2).all(|pair| pair[0] < pair[1]),
+            "oldest first, each once: {versions:?}"
+        );
+        for release in RELEASES {
+            assert!(std::ptr::eq(
+                Release::find(release.version).unwrap(),
+                release
+            ));
+        }
+        assert!(Release::find("1.3.0").is_none());
+    }
+
+    #[test]
+    fn the_fix_replaces_the_registration_check_and_keeps_the_release() {
+        let shipped = Behaviour::of(&NOMAD_2_0_5);
+        assert!(shipped.validates_registration && !shipped.plan_aware_claims);
+        let fixed = shipped.with_plan_aware_fix();
+        assert!(std::ptr::eq(fixed.release, &NOMAD_2_0_5));
+        assert!(fixed.plan_aware_claims && !fixed.validates_registration);
+        assert!(!Behaviour::of(&NOMAD_1_2_6).validates_registration);
+    }
+}
