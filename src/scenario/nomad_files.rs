@@ -214,7 +214,7 @@ fn read_text(path: &Path) -> Result<String, String> {
     if path.exists() && !path.is_file() {
         return Err("not a regular file".to_string());
     }
-    let bytes = super::load::read_limited(path)?;
+    let bytes = super::load::read::read_limited(path)?;
     String::from_utf8(bytes).map_err(|err| {
         format!(
             "not UTF-8 text (invalid byte at offset {})",
