@@ -20,9 +20,9 @@ use crate::model::ids::{PluginId, VolumeId};
 use crate::model::policy::Policy;
 use crate::model::scenario::*;
 use crate::model::time::Millis;
+use crate::nomad::files::{FileContext, expand};
 use crate::scenario::error::{Fail, LoadError, Position, yaml_error};
 use crate::scenario::limits;
-use crate::scenario::nomad_files::{FileContext, expand};
 use crate::scenario::raw::*;
 use crate::scenario::template::TemplateBudget;
 

@@ -6,11 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::error::LoadError;
-use super::nomad_job::{ignored_warning, to_raw_job};
-use super::nomad_volume::to_raw_volume;
-use super::raw::*;
-use super::{nomad_hcl, nomad_json, nomad_volume};
+use super::job::{ignored_warning, to_raw_job};
+use super::volume::to_raw_volume;
+use super::{hcl, json, volume};
+use crate::scenario::error::LoadError;
+use crate::scenario::raw::*;
 
 /// Where `file:` paths are resolved from, and how errors name the scenario.
 pub struct FileContext<'a> {
@@ -89,9 +89,9 @@ pub fn expand(
         // scenario, whose path starts the message); warnings, which stand
         // alone, name it as found.
         let parsed = if is_json(&text) {
-            nomad_json::parse_job(&text, &file)
+            json::parse_job(&text, &file)
         } else {
-            nomad_hcl::parse_job(&text, &file)
+            hcl::job::parse_job(&text, &file)
         };
         let nested =
             |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
@@ -149,9 +149,9 @@ pub fn expand(
         let nested =
             |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
         let parsed = if is_json(&text) {
-            nomad_json::parse_volume(&text, &file)
+            json::parse_volume(&text, &file)
         } else {
-            nomad_volume::parse_volume_hcl(&text, &file)
+            volume::parse_volume_hcl(&text, &file)
         }
         .map_err(nested)?;
         warnings.extend(ignored_warning(
@@ -204,7 +204,7 @@ fn entry_text(
 fn at_entry(context: &FileContext, at: serde_saphyr::Location, message: String) -> LoadError {
     LoadError {
         file: context.scenario.to_string(),
-        position: super::error::Position::from_location(at),
+        position: crate::scenario::error::Position::from_location(at),
         message,
     }
 }
@@ -214,7 +214,7 @@ fn read_text(path: &Path) -> Result<String, String> {
     if path.exists() && !path.is_file() {
         return Err("not a regular file".to_string());
     }
-    let bytes = super::load::read::read_limited(path)?;
+    let bytes = crate::scenario::load::read::read_limited(path)?;
     String::from_utf8(bytes).map_err(|err| {
         format!(
             "not UTF-8 text (invalid byte at offset {})",

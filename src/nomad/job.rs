@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 
 use serde_saphyr::{Location, Spanned};
 
-use super::error::{LoadError, Position};
-use super::raw::*;
 use crate::model::access::AccessMode;
 use crate::model::time::Millis;
+use crate::scenario::error::{LoadError, Position};
+use crate::scenario::raw::*;
 
 /// Fields plansim does not model that could change placement: what, and where.
 pub type Ignored = Vec<(String, Option<Position>)>;
