@@ -10,6 +10,7 @@ pub mod hunt;
 pub mod import;
 pub mod model;
 pub mod names;
+pub mod nomad;
 pub mod report;
 pub mod run;
 pub mod scenario;

@@ -12,7 +12,7 @@ use crate::model::expect::{Comparison, Expectation};
 use crate::model::metrics::{Metric, Metrics};
 use crate::model::policy::Policy;
 use crate::model::scenario::Scenario;
-use crate::scenario::write::to_yaml;
+use crate::scenario::write::model::to_yaml;
 use crate::scenario::{LoadError, load_str};
 
 /// The `plansim explain` narrative for the minimal scenario, written into

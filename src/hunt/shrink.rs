@@ -548,7 +548,8 @@ fn short_names(s: &mut Scenario) -> bool {
 mod tests {
     use super::*;
     use crate::hunt::generate::generate;
-    use crate::scenario::{load_str, write::to_yaml};
+    use crate::scenario::load_str;
+    use crate::scenario::write::model::to_yaml;
 
     /// Every single simplification of many generated scenarios is still a
     /// valid scenario: it writes and loads back to the same model.

@@ -3,7 +3,7 @@
 
 use serde_saphyr::Location;
 
-use super::load::{Fail, fail};
+use super::error::{Fail, fail};
 use super::raw::{RawDrainSpec, RawGroup, RawHealthCheck, RawMigrate};
 use crate::model::scenario::{DisconnectPolicy, DrainSpec, HealthCheck, MigrateStrategy};
 use crate::model::time::Millis;

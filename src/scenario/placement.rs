@@ -6,14 +6,12 @@
 use serde_saphyr::{Location, Spanned};
 
 use super::limits;
-use super::load::parse_constraint_target;
 use super::raw::{RawAffinity, RawConstraint, RawSpread};
 use crate::model::scenario::{
     Affinity, Constraint, ConstraintOperator, ConstraintTarget, Matcher, Spread, SpreadTarget,
 };
 use crate::model::version::VersionConstraints;
-
-type Fail = (Option<Location>, String);
+use crate::scenario::error::Fail;
 
 /// Nomad's default weight of a spread or affinity block.
 const DEFAULT_WEIGHT: i64 = 50;
@@ -317,4 +315,40 @@ pub(super) fn resolve_affinities(
         });
     }
     Ok(affinities)
+}
+
+pub fn resolve_constraints(
+    raw: &[RawConstraint],
+    at: Location,
+    path: &str,
+) -> Result<Vec<Constraint>, Fail> {
+    raw.iter()
+        .map(|c| resolve_constraint(c, at, path))
+        .collect()
+}
+
+/// `rack` and Nomad's `${attr.rack}` both name an attribute; `${node.*}`
+/// names the node's own fields.
+fn parse_constraint_target(attribute: &str) -> Result<ConstraintTarget, String> {
+    let trimmed = attribute.trim();
+    let Some(inner) = trimmed.strip_prefix("${").and_then(|s| s.strip_suffix('}')) else {
+        if trimmed.is_empty() {
+            return Err("attribute must not be empty".to_string());
+        }
+        return Ok(ConstraintTarget::Attribute(trimmed.to_string()));
+    };
+    match inner {
+        "node.datacenter" => Ok(ConstraintTarget::Datacenter),
+        "node.class" => Ok(ConstraintTarget::NodeClass),
+        "node.unique.name" | "node.unique.id" => Ok(ConstraintTarget::NodeName),
+        other => match other
+            .strip_prefix("attr.")
+            .or_else(|| other.strip_prefix("meta."))
+        {
+            Some(key) if !key.is_empty() => Ok(ConstraintTarget::Attribute(key.to_string())),
+            _ => Err(format!(
+                "attribute \"{attribute}\" is not supported (use a plain name, ${{attr.NAME}}, ${{meta.NAME}}, ${{node.datacenter}}, ${{node.class}} or ${{node.unique.name}})"
+            )),
+        },
+    }
 }

@@ -1,16 +1,16 @@
 //! Nomad volume specs, the files of `nomad volume register` and `nomad
 //! volume create` (HCL), mapped onto [`RawVolume`]. The JSON forms are read
-//! by `nomad_json`, into the same [`NomadVolume`].
+//! by `nomad::json`, into the same [`NomadVolume`].
 
 use std::collections::BTreeMap;
 
 use hcl::edit::Span;
 use hcl::edit::structure::{Block, Structure};
 
-use super::error::{LoadError, Position};
-use super::nomad_hcl::HclFile;
-use super::nomad_job::{file_error, parse_access_mode, parse_attachment_mode};
-use super::raw::*;
+use super::hcl::file::HclFile;
+use super::job::{parse_access_mode, parse_attachment_mode};
+use crate::scenario::error::{LoadError, Position, file_error};
+use crate::scenario::raw::*;
 
 /// A volume spec's fields that plansim models.
 #[derive(Clone, Debug, Default)]
@@ -26,7 +26,7 @@ pub struct NomadVolume {
     /// Nomad 1.0's top-level `access_mode`: the volume-level shorthand (a
     /// request naming no mode is made in it), not a capability list.
     pub legacy_mode: bool,
-    pub ignored: super::nomad_job::Ignored,
+    pub ignored: super::job::Ignored,
 }
 
 /// Volume specs are read by Nomad's HCL1 parser, which allows quoted keys

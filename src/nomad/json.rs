@@ -11,10 +11,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::error::{LoadError, Position};
-use super::nomad_job::*;
-use super::nomad_volume::NomadVolume;
+use super::job::*;
+use super::volume::NomadVolume;
 use crate::model::time::Millis;
+use crate::scenario::error::{LoadError, Position, file_error};
 
 /// Parses JSON text, with Nomad-shaped errors.
 pub fn parse_value(text: &str, file: &str) -> Result<Value, LoadError> {
@@ -258,147 +258,189 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
     out.update = update(&fields, text, file, "Update")?;
     for (index, group) in fields.list("TaskGroups")?.iter().enumerate() {
         let g = Fields::new(group, text, file, format!("job.TaskGroups[{index}]"))?;
-        let name = g.string("Name")?.unwrap_or_default();
-        let prefix = format!("group \"{name}\" ");
-        let mut tasks = Vec::new();
-        let mut group_constraints = constraints(&g, text, file)?;
-        let mut group_affinities = affinities(&g, text, file)?;
-        g.ignore_if_set(&["PreventRescheduleOnLost"], &prefix, &mut out.ignored);
-        if let Some(disk) = g.get("EphemeralDisk") {
-            let d = Fields::new(disk, text, file, format!("{}.EphemeralDisk", g.what))?;
-            // 300 MB, not sticky: Nomad's default, what every job gets.
-            if d.boolean("Sticky")? == Some(true) || d.int("SizeMB")?.is_some_and(|s| s != 300) {
-                out.ignored.push((
-                    format!("{prefix}EphemeralDisk"),
-                    key_position(text, "EphemeralDisk"),
-                ));
-            }
-        }
-        for (n, network) in g.list("Networks")?.iter().enumerate() {
-            let net = Fields::new(network, text, file, format!("{}.Networks[{n}]", g.what))?;
-            for port in net.list("ReservedPorts")? {
-                let label = port.get("Label").and_then(Value::as_str).unwrap_or("");
-                out.ignored.push((
-                    format!("{prefix}static port \"{label}\""),
-                    key_position(text, "ReservedPorts"),
-                ));
-            }
-        }
-        let mut volumes = Vec::new();
-        if let Some(map) = g.get("Volumes") {
-            let Value::Object(map) = map else {
-                return Err(g.wrong("Volumes", "an object of volume requests", map));
-            };
-            for (alias, request) in map {
-                let r = Fields::new(request, text, file, format!("{}.Volumes[{alias}]", g.what))?;
-                volumes.push(NomadVolumeRequest {
-                    alias: alias.clone(),
-                    at: key_position(text, alias),
-                    volume_type: r.string("Type")?.unwrap_or_else(|| "host".into()),
-                    source: r.string("Source")?.unwrap_or_default(),
-                    read_only: r.boolean("ReadOnly")?.unwrap_or(false),
-                    per_alloc: r.boolean("PerAlloc")?.unwrap_or(false),
-                    access_mode: r.string("AccessMode")?.filter(|s| !s.is_empty()),
-                    attachment_mode: r.string("AttachmentMode")?.filter(|s| !s.is_empty()),
-                });
-            }
-        }
-        for (t, task) in g.list("Tasks")?.iter().enumerate() {
-            let tf = Fields::new(task, text, file, format!("{}.Tasks[{t}]", g.what))?;
-            let task_name = tf.string("Name")?.unwrap_or_default();
-            let task_prefix = format!("{prefix}task \"{task_name}\" ");
-            group_constraints.extend(constraints(&tf, text, file)?);
-            // A task's affinities score its group's placement (rank.go).
-            group_affinities.extend(affinities(&tf, text, file)?);
-            let mut parsed = NomadTask {
-                name: task_name,
-                at: None,
-                driver: tf.string("Driver")?,
-                ..NomadTask::default()
-            };
-            if let Some(resources) = tf.get("Resources") {
-                let r = Fields::new(resources, text, file, format!("{}.Resources", tf.what))?;
-                parsed.cpu = r.int("CPU")?;
-                parsed.memory = r.int("MemoryMB")?;
-                r.ignore_if_set(
-                    &["Cores", "Devices", "Networks", "NUMA"],
-                    &format!("{task_prefix}resources "),
-                    &mut out.ignored,
-                );
-            }
-            if let Some(plugin) = tf.get("CSIPluginConfig") {
-                let p = Fields::new(plugin, text, file, format!("{}.CSIPluginConfig", tf.what))?;
-                parsed.csi_plugin = Some((
-                    p.string("ID")?.unwrap_or_default(),
-                    p.string("Type")?.unwrap_or_default(),
-                ));
-            }
-            for mount in tf.list("VolumeMounts")? {
-                let m = Fields::new(mount, text, file, format!("{}.VolumeMounts", tf.what))?;
-                parsed.volume_mounts.push((
-                    m.string("Volume")?.unwrap_or_default(),
-                    m.string("Destination")?.unwrap_or_default(),
-                ));
-            }
-            tasks.push(parsed);
-        }
-        let reschedule = match g.get("ReschedulePolicy").or(job_reschedule) {
-            None => None,
-            Some(policy) => {
-                let r = Fields::new(policy, text, file, format!("{}.ReschedulePolicy", g.what))?;
-                Some(NomadReschedule {
-                    attempts: r.int("Attempts")?,
-                    interval: r.nanos("Interval")?,
-                    delay: r.nanos("Delay")?,
-                    delay_function: r.string("DelayFunction")?.filter(|s| !s.is_empty()),
-                    max_delay: r.nanos("MaxDelay")?,
-                    unlimited: r.boolean("Unlimited")?,
-                })
-            }
-        };
-        let group_update = update(&g, text, file, "Update")?;
-        let migrate = match g.get("Migrate") {
-            None | Some(Value::Null) => None,
-            Some(block) => {
-                let m = Fields::new(block, text, file, format!("{}.Migrate", g.what))?;
-                Some(NomadMigrate {
-                    max_parallel: m.int("MaxParallel")?,
-                    health_check: m.string("HealthCheck")?,
-                    min_healthy_time: m.nanos("MinHealthyTime")?,
-                    healthy_deadline: m.nanos("HealthyDeadline")?,
-                })
-            }
-        };
-        // Nomad 1.8+ writes both settings in a Disconnect block.
-        let (mut lost_after, mut stop_after) = (
-            g.nanos("MaxClientDisconnect")?,
-            g.nanos("StopAfterClientDisconnect")?,
-        );
-        if let Some(block) = g.get("Disconnect").filter(|b| !b.is_null()) {
-            let d = Fields::new(block, text, file, format!("{}.Disconnect", g.what))?;
-            lost_after = d
-                .nanos("LostAfter")?
-                .filter(|&t| t > Millis::ZERO)
-                .or(lost_after);
-            stop_after = d.nanos("StopOnClientAfter")?.or(stop_after);
-        }
-        out.groups.push(NomadGroup {
-            update: group_update,
-            at: key_position(text, &name),
-            name,
-            count: g.int("Count")?,
-            volumes,
-            reschedule,
-            constraints: group_constraints,
-            tasks,
-            spreads: spreads(&g, text, file)?,
-            affinities: group_affinities,
-            migrate,
-            max_client_disconnect: lost_after,
-            stop_after_client_disconnect: stop_after,
-        });
+        let group = parse_group(&g, job_reschedule, text, file, &mut out.ignored)?;
+        out.groups.push(group);
     }
     Ok(out)
+}
+
+/// One of the job's TaskGroups; `job_reschedule` is the job's
+/// ReschedulePolicy, every group's default.
+fn parse_group(
+    g: &Fields,
+    job_reschedule: Option<&Value>,
+    text: &str,
+    file: &str,
+    ignored: &mut Ignored,
+) -> Result<NomadGroup, LoadError> {
+    let name = g.string("Name")?.unwrap_or_default();
+    let prefix = format!("group \"{name}\" ");
+    let mut tasks = Vec::new();
+    let mut group_constraints = constraints(g, text, file)?;
+    let mut group_affinities = affinities(g, text, file)?;
+    g.ignore_if_set(&["PreventRescheduleOnLost"], &prefix, ignored);
+    if let Some(disk) = g.get("EphemeralDisk") {
+        let d = Fields::new(disk, text, file, format!("{}.EphemeralDisk", g.what))?;
+        // 300 MB, not sticky: Nomad's default, what every job gets.
+        if d.boolean("Sticky")? == Some(true) || d.int("SizeMB")?.is_some_and(|s| s != 300) {
+            ignored.push((
+                format!("{prefix}EphemeralDisk"),
+                key_position(text, "EphemeralDisk"),
+            ));
+        }
+    }
+    for (n, network) in g.list("Networks")?.iter().enumerate() {
+        let net = Fields::new(network, text, file, format!("{}.Networks[{n}]", g.what))?;
+        for port in net.list("ReservedPorts")? {
+            let label = port.get("Label").and_then(Value::as_str).unwrap_or("");
+            ignored.push((
+                format!("{prefix}static port \"{label}\""),
+                key_position(text, "ReservedPorts"),
+            ));
+        }
+    }
+    let volumes = group_volumes(g, text, file)?;
+    for (t, task) in g.list("Tasks")?.iter().enumerate() {
+        tasks.push(parse_task(
+            g,
+            t,
+            task,
+            (text, file),
+            &prefix,
+            (&mut group_constraints, &mut group_affinities),
+            ignored,
+        )?);
+    }
+    let reschedule = match g.get("ReschedulePolicy").or(job_reschedule) {
+        None => None,
+        Some(policy) => {
+            let r = Fields::new(policy, text, file, format!("{}.ReschedulePolicy", g.what))?;
+            Some(NomadReschedule {
+                attempts: r.int("Attempts")?,
+                interval: r.nanos("Interval")?,
+                delay: r.nanos("Delay")?,
+                delay_function: r.string("DelayFunction")?.filter(|s| !s.is_empty()),
+                max_delay: r.nanos("MaxDelay")?,
+                unlimited: r.boolean("Unlimited")?,
+            })
+        }
+    };
+    let group_update = update(g, text, file, "Update")?;
+    let migrate = match g.get("Migrate") {
+        None | Some(Value::Null) => None,
+        Some(block) => {
+            let m = Fields::new(block, text, file, format!("{}.Migrate", g.what))?;
+            Some(NomadMigrate {
+                max_parallel: m.int("MaxParallel")?,
+                health_check: m.string("HealthCheck")?,
+                min_healthy_time: m.nanos("MinHealthyTime")?,
+                healthy_deadline: m.nanos("HealthyDeadline")?,
+            })
+        }
+    };
+    // Nomad 1.8+ writes both settings in a Disconnect block.
+    let (mut lost_after, mut stop_after) = (
+        g.nanos("MaxClientDisconnect")?,
+        g.nanos("StopAfterClientDisconnect")?,
+    );
+    if let Some(block) = g.get("Disconnect").filter(|b| !b.is_null()) {
+        let d = Fields::new(block, text, file, format!("{}.Disconnect", g.what))?;
+        lost_after = d
+            .nanos("LostAfter")?
+            .filter(|&t| t > Millis::ZERO)
+            .or(lost_after);
+        stop_after = d.nanos("StopOnClientAfter")?.or(stop_after);
+    }
+    Ok(NomadGroup {
+        update: group_update,
+        at: key_position(text, &name),
+        name,
+        count: g.int("Count")?,
+        volumes,
+        reschedule,
+        constraints: group_constraints,
+        tasks,
+        spreads: spreads(g, text, file)?,
+        affinities: group_affinities,
+        migrate,
+        max_client_disconnect: lost_after,
+        stop_after_client_disconnect: stop_after,
+    })
+}
+
+/// A group's Volumes: its volume requests by alias.
+fn group_volumes(g: &Fields, text: &str, file: &str) -> Result<Vec<NomadVolumeRequest>, LoadError> {
+    let mut volumes = Vec::new();
+    if let Some(map) = g.get("Volumes") {
+        let Value::Object(map) = map else {
+            return Err(g.wrong("Volumes", "an object of volume requests", map));
+        };
+        for (alias, request) in map {
+            let r = Fields::new(request, text, file, format!("{}.Volumes[{alias}]", g.what))?;
+            volumes.push(NomadVolumeRequest {
+                alias: alias.clone(),
+                at: key_position(text, alias),
+                volume_type: r.string("Type")?.unwrap_or_else(|| "host".into()),
+                source: r.string("Source")?.unwrap_or_default(),
+                read_only: r.boolean("ReadOnly")?.unwrap_or(false),
+                per_alloc: r.boolean("PerAlloc")?.unwrap_or(false),
+                access_mode: r.string("AccessMode")?.filter(|s| !s.is_empty()),
+                attachment_mode: r.string("AttachmentMode")?.filter(|s| !s.is_empty()),
+            });
+        }
+    }
+    Ok(volumes)
+}
+
+/// One of a group's Tasks. Its constraints and affinities count as the
+/// group's (pushed onto `group_placement`).
+fn parse_task(
+    g: &Fields,
+    t: usize,
+    task: &Value,
+    (text, file): (&str, &str),
+    prefix: &str,
+    group_placement: (&mut Vec<NomadConstraint>, &mut Vec<NomadAffinity>),
+    ignored: &mut Ignored,
+) -> Result<NomadTask, LoadError> {
+    let (group_constraints, group_affinities) = group_placement;
+    let tf = Fields::new(task, text, file, format!("{}.Tasks[{t}]", g.what))?;
+    let task_name = tf.string("Name")?.unwrap_or_default();
+    let task_prefix = format!("{prefix}task \"{task_name}\" ");
+    group_constraints.extend(constraints(&tf, text, file)?);
+    // A task's affinities score its group's placement (rank.go).
+    group_affinities.extend(affinities(&tf, text, file)?);
+    let mut parsed = NomadTask {
+        name: task_name,
+        at: None,
+        driver: tf.string("Driver")?,
+        ..NomadTask::default()
+    };
+    if let Some(resources) = tf.get("Resources") {
+        let r = Fields::new(resources, text, file, format!("{}.Resources", tf.what))?;
+        parsed.cpu = r.int("CPU")?;
+        parsed.memory = r.int("MemoryMB")?;
+        r.ignore_if_set(
+            &["Cores", "Devices", "Networks", "NUMA"],
+            &format!("{task_prefix}resources "),
+            ignored,
+        );
+    }
+    if let Some(plugin) = tf.get("CSIPluginConfig") {
+        let p = Fields::new(plugin, text, file, format!("{}.CSIPluginConfig", tf.what))?;
+        parsed.csi_plugin = Some((
+            p.string("ID")?.unwrap_or_default(),
+            p.string("Type")?.unwrap_or_default(),
+        ));
+    }
+    for mount in tf.list("VolumeMounts")? {
+        let m = Fields::new(mount, text, file, format!("{}.VolumeMounts", tf.what))?;
+        parsed.volume_mounts.push((
+            m.string("Volume")?.unwrap_or_default(),
+            m.string("Destination")?.unwrap_or_default(),
+        ));
+    }
+    Ok(parsed)
 }
 
 fn constraints(fields: &Fields, text: &str, file: &str) -> Result<Vec<NomadConstraint>, LoadError> {

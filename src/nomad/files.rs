@@ -1,0 +1,251 @@
+//! `jobs: - file:` and `volumes: - file:` entries: each file is read, parsed
+//! by its front end (HCL2 or JSON) and put in place of its entry as the raw
+//! job or volume it describes, before the one resolver (`scenario::load`)
+//! runs.
+//! A mistake inside such a file is reported at the entry that names it, with
+//! the file's own `path:line:column` in the message.
+
+use std::path::{Path, PathBuf};
+
+use serde_saphyr::Spanned;
+
+use super::job::{ignored_warning, to_raw_job};
+use super::volume::to_raw_volume;
+use super::{hcl, json, volume};
+use crate::scenario::error::LoadError;
+use crate::scenario::raw::*;
+
+/// Where `file:` paths are resolved from, and how errors name the scenario.
+pub struct FileContext<'a> {
+    /// The scenario's directory; `None` for text that is not a file (an
+    /// experiment's variant, a test's string), which may not use `file:`.
+    pub base: Option<&'a Path>,
+    pub scenario: &'a str,
+}
+
+impl FileContext<'_> {
+    fn path(
+        &self,
+        file: &str,
+        at: serde_saphyr::Location,
+        field: &str,
+    ) -> Result<PathBuf, LoadError> {
+        match self.base {
+            Some(base) => Ok(base.join(file)),
+            None => Err(at_entry(
+                self,
+                at,
+                format!(
+                    "{field}: a `file:` entry is read relative to its scenario file; this scenario is not one"
+                ),
+            )),
+        }
+    }
+}
+
+/// Whether a file holds JSON (Nomad decides the same way: a leading `{`).
+fn is_json(text: &str) -> bool {
+    text.trim_start().starts_with('{')
+}
+
+/// Replaces every `file:` entry with what its file describes. Warnings (the
+/// placement fields plansim does not model) are appended to `warnings`.
+pub fn expand(
+    raw: &mut RawScenario,
+    context: &FileContext,
+    warnings: &mut Vec<LoadError>,
+) -> Result<(), LoadError> {
+    for (index, entry) in raw.jobs.iter_mut().enumerate() {
+        expand_job(index, entry, context, warnings)?;
+    }
+    for (index, entry) in raw.volumes.iter_mut().enumerate() {
+        expand_volume(index, entry, context, warnings)?;
+    }
+    Ok(())
+}
+
+/// A `jobs:` entry: a `file:` one becomes the job its file describes, with
+/// the entry's submit_at and per-group counts.
+fn expand_job(
+    index: usize,
+    entry: &mut Spanned<RawJob>,
+    context: &FileContext,
+    warnings: &mut Vec<LoadError>,
+) -> Result<(), LoadError> {
+    let Some(file) = entry.value.file.clone() else {
+        if entry.value.count.is_some() {
+            return Err(at_entry(
+                context,
+                entry.referenced,
+                format!(
+                    "jobs[{}].count: per-group counts are overrides for a `file:` entry; set groups[].count instead",
+                    entry.value.id
+                ),
+            ));
+        }
+        return Ok(());
+    };
+    let job = &entry.value;
+    let extra = [
+        ("id", !job.id.is_empty()),
+        ("replicas", job.replicas.is_some()),
+        ("type", job.job_type.is_some()),
+        ("datacenters", job.datacenters.is_some()),
+        ("priority", job.priority.is_some()),
+        ("constraints", job.constraints.is_some()),
+        ("groups", !job.groups.is_empty()),
+    ];
+    let field = format!("jobs[{index}]");
+    let (label, text) = entry_text(
+        context,
+        entry.referenced,
+        &field,
+        &file,
+        &extra,
+        "submit_at and count (per group); the job file",
+    )?;
+    // Errors name the file as the scenario wrote it (relative to the
+    // scenario, whose path starts the message); warnings, which stand
+    // alone, name it as found.
+    let parsed = if is_json(&text) {
+        json::parse_job(&text, &file)
+    } else {
+        hcl::job::parse_job(&text, &file)
+    };
+    let nested =
+        |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
+    let job = parsed.map_err(nested)?;
+    let (job_id, job_at) = (job.id.clone(), job.at);
+    let (mut raw_job, ignored) = to_raw_job(job, &file, entry.referenced).map_err(nested)?;
+    warnings.extend(ignored_warning(
+        &label,
+        &format!("job \"{job_id}\""),
+        job_at,
+        &ignored,
+    ));
+    raw_job.submit_at = entry.value.submit_at;
+    for (group, count) in entry.value.count.iter().flatten() {
+        let Some(target) = raw_job.groups.iter_mut().find(|g| g.value.name == *group) else {
+            let names: Vec<&str> = raw_job
+                .groups
+                .iter()
+                .map(|g| g.value.name.as_str())
+                .collect();
+            return Err(at_entry(
+                context,
+                entry.referenced,
+                format!(
+                    "jobs[{job_id}].count: job \"{job_id}\" has no group \"{group}\" (its groups: {})",
+                    names.join(", ")
+                ),
+            ));
+        };
+        target.value.count = Some(*count);
+    }
+    entry.value = raw_job;
+    Ok(())
+}
+
+/// A `volumes:` entry: a `file:` one becomes the volume its spec describes,
+/// with the entry's id and count.
+fn expand_volume(
+    index: usize,
+    entry: &mut Spanned<RawVolume>,
+    context: &FileContext,
+    warnings: &mut Vec<LoadError>,
+) -> Result<(), LoadError> {
+    let Some(file) = entry.value.file.clone() else {
+        return Ok(());
+    };
+    let volume = &entry.value;
+    let extra = [
+        ("plugin_id", !volume.plugin_id.is_empty()),
+        ("access_mode", volume.access_mode.is_some()),
+        ("attachment_mode", volume.attachment_mode.is_some()),
+        ("topologies", volume.topologies.is_some()),
+        ("capabilities", volume.capabilities.is_some()),
+    ];
+    let field = format!("volumes[{index}]");
+    let (label, text) = entry_text(
+        context,
+        entry.referenced,
+        &field,
+        &file,
+        &extra,
+        "id and count; the volume spec",
+    )?;
+    let nested =
+        |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
+    let parsed = if is_json(&text) {
+        json::parse_volume(&text, &file)
+    } else {
+        volume::parse_volume_hcl(&text, &file)
+    }
+    .map_err(nested)?;
+    warnings.extend(ignored_warning(
+        &label,
+        &format!("volume \"{}\"", parsed.id),
+        parsed.at,
+        &parsed.ignored,
+    ));
+    let mut raw_volume = to_raw_volume(parsed, &file).map_err(nested)?;
+    if !entry.value.id.is_empty() {
+        raw_volume.id = entry.value.id.clone();
+    }
+    if raw_volume.id.is_empty() {
+        return Err(at_entry(
+            context,
+            entry.referenced,
+            format!("volumes[{index}].id: {file} has no id; give one here"),
+        ));
+    }
+    raw_volume.count = entry.value.count;
+    entry.value = raw_volume;
+    Ok(())
+}
+
+/// Checks that a `file:` entry sets no field but those it may (`extra`
+/// lists the others, with whether each is set), then reads its file.
+/// Returns the file's path as found (for warnings) and its text.
+fn entry_text(
+    context: &FileContext,
+    at: serde_saphyr::Location,
+    field: &str,
+    file: &str,
+    extra: &[(&str, bool)],
+    allowed: &str,
+) -> Result<(String, String), LoadError> {
+    if let Some((name, _)) = extra.iter().find(|(_, set)| *set) {
+        return Err(at_entry(
+            context,
+            at,
+            format!("{field}.{name}: a `file:` entry takes only {allowed} says the rest"),
+        ));
+    }
+    let path = context.path(file, at, &format!("{field}.file"))?;
+    let text = read_text(&path)
+        .map_err(|message| at_entry(context, at, format!("{field}.file: {file}: {message}")))?;
+    Ok((path.display().to_string(), text))
+}
+
+fn at_entry(context: &FileContext, at: serde_saphyr::Location, message: String) -> LoadError {
+    LoadError {
+        file: context.scenario.to_string(),
+        position: crate::scenario::error::Position::from_location(at),
+        message,
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    // A FIFO or a device would block or never end: only regular files.
+    if path.exists() && !path.is_file() {
+        return Err("not a regular file".to_string());
+    }
+    let bytes = crate::scenario::load::read::read_limited(path)?;
+    String::from_utf8(bytes).map_err(|err| {
+        format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            err.utf8_error().valid_up_to()
+        )
+    })
+}

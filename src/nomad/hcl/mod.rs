@@ -1,0 +1,21 @@
+//! Nomad's HCL2 files (job files and volume specs; Nomad's `jobspec2`
+//! package), read with `hcl-edit` (which keeps every block's position) and
+//! evaluated with `hcl-rs`: variables with defaults, locals and the common
+//! functions. Nomad's runtime interpolations (`${attr.*}`, `${node.*}`,
+//! `${meta.*}`, `${NOMAD_*}`, other environment variables) are kept as
+//! written, as Nomad's own parser keeps them for the client to fill in. Only
+//! the fields that plansim uses are evaluated: task config, templates and
+//! the like are never looked at.
+//!
+//! `file` holds one parsed file and its typed reads, `functions` and
+//! `runtime` the evaluation context, `schema` the fields read per block and
+//! `job` the job file's blocks. Volume specs are read in `nomad::volume`.
+
+pub mod file;
+mod functions;
+pub mod job;
+mod runtime;
+mod schema;
+
+pub use file::HclFile;
+pub use job::parse_job;

@@ -1,0 +1,356 @@
+//! `events:`: the timeline, each event's one action resolved against the
+//! nodes, plugins and jobs.
+
+use std::collections::BTreeMap;
+
+use serde_saphyr::{Location, Spanned};
+
+use super::budget::check_allocation_count;
+use crate::model::ids::{JobId, NodeId, PluginId};
+use crate::model::scenario::{JobSpec, NodeSpec, TimedEvent, TimelineAction};
+use crate::model::time::Millis;
+use crate::scenario::error::{Fail, fail};
+use crate::scenario::limits;
+use crate::scenario::raw::{RawEvent, RawNodeDrain};
+
+/// How a timeline reference that names no node or job is treated.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum DanglingEvents {
+    /// An error, as for any bad reference (scenario files as written).
+    Refuse,
+    /// The event is left out with a warning (experiment variants: shrinking
+    /// a cluster can leave an event naming a node the variant lacks).
+    Skip,
+}
+
+enum EventError {
+    Invalid(Fail),
+    /// The event names a node or job (or plugin on a node) that does not exist.
+    Dangling(String),
+}
+
+impl From<Fail> for EventError {
+    fn from(fail: Fail) -> Self {
+        EventError::Invalid(fail)
+    }
+}
+
+pub(super) fn resolve_events(
+    raw: &[Spanned<RawEvent>],
+    horizon: Millis,
+    nodes: &[NodeSpec],
+    plugin_ids: &BTreeMap<&str, PluginId>,
+    jobs: &[JobSpec],
+    dangling: DanglingEvents,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<TimedEvent>, Fail> {
+    if raw.len() > limits::MAX_EVENTS {
+        return Err((
+            None,
+            format!("events: more than {} (MAX_EVENTS)", limits::MAX_EVENTS),
+        ));
+    }
+    if raw.is_empty() {
+        // The name indexes below cost more than the rest of loading on a
+        // 40,000-node snapshot; a scenario without events needs none.
+        return Ok(Vec::new());
+    }
+    let node_ids: BTreeMap<&str, NodeId> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.as_str(), NodeId::from_index(i)))
+        .collect();
+    let job_ids: BTreeMap<&str, JobId> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| (j.name.as_str(), JobId::from_index(i)))
+        .collect();
+    let context = EventContext {
+        horizon,
+        nodes,
+        plugin_ids,
+        jobs,
+        node_ids,
+        job_ids,
+    };
+    let mut events = Vec::with_capacity(raw.len());
+    for (index, entry) in raw.iter().enumerate() {
+        match context.resolve(index, entry) {
+            Ok(event) => events.push(event),
+            Err(EventError::Dangling(message)) if dangling == DanglingEvents::Skip => {
+                warnings.push(format!("{message}; the event is left out"));
+            }
+            Err(EventError::Dangling(message)) => return fail(entry.referenced, message),
+            Err(EventError::Invalid(failure)) => return Err(failure),
+        }
+    }
+    Ok(events)
+}
+
+struct EventContext<'a> {
+    horizon: Millis,
+    nodes: &'a [NodeSpec],
+    plugin_ids: &'a BTreeMap<&'a str, PluginId>,
+    jobs: &'a [JobSpec],
+    node_ids: BTreeMap<&'a str, NodeId>,
+    job_ids: BTreeMap<&'a str, JobId>,
+}
+
+impl EventContext<'_> {
+    /// A `scale` or `stop_job` acts on a submitted job: one written for
+    /// before the job's `submit_at` (or at the same instant: timeline
+    /// events come first) is refused rather than silently ignored.
+    fn check_submitted(
+        &self,
+        at_time: Millis,
+        job: JobId,
+        path: &str,
+        at: Location,
+    ) -> Result<(), Fail> {
+        let spec = &self.jobs[job.index()];
+        if at_time <= spec.submit_at {
+            return fail(
+                at,
+                format!(
+                    "{path}: at {at_time}s job \"{}\" is not submitted yet (submit_at: {}s; timeline events at the same instant come before submissions): move the event after {}s, or submit the job earlier",
+                    spec.name, spec.submit_at, spec.submit_at
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    fn resolve(&self, index: usize, entry: &Spanned<RawEvent>) -> Result<TimedEvent, EventError> {
+        let at = entry.referenced;
+        let event = &entry.value;
+        let path = format!("events[{index}]");
+        if event.at.0 > self.horizon {
+            return Err(EventError::Invalid((
+                Some(at),
+                format!(
+                    "{path}.at: {}s is beyond the horizon of {}s; the event would never happen",
+                    event.at.0, self.horizon
+                ),
+            )));
+        }
+        let refs = EventRefs {
+            context: self,
+            path: &path,
+            at,
+        };
+        let mut actions = Vec::new();
+        node_actions(event, &refs, &mut actions)?;
+        self.job_actions(event, &refs, &mut actions)?;
+        let action = match actions.len() {
+            1 => actions.pop().expect("one action"),
+            0 => {
+                return Err(EventError::Invalid((
+                    Some(at),
+                    format!(
+                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job, node_disconnect, node_reconnect, promote_deployment"
+                    ),
+                )));
+            }
+            n => {
+                return Err(EventError::Invalid((
+                    Some(at),
+                    format!("{path}: give exactly one action per event, found {n}"),
+                )));
+            }
+        };
+        Ok(TimedEvent {
+            at: event.at.0,
+            action,
+        })
+    }
+
+    /// The event's job and plugin actions (scale, plugin_health, stop_job,
+    /// plugin_controller_health, update_job, promote_deployment).
+    fn job_actions(
+        &self,
+        event: &RawEvent,
+        refs: &EventRefs,
+        actions: &mut Vec<TimelineAction>,
+    ) -> Result<(), EventError> {
+        let (path, at) = (refs.path, refs.at);
+        if let Some(scale) = &event.scale {
+            let job_id = refs.job(&scale.job, "scale.job")?;
+            let group = refs.group(job_id, &scale.job, &scale.group, "scale.group")?;
+            check_allocation_count(scale.count.0, &format!("{path}.scale.count"), at)?;
+            self.check_submitted(event.at.0, job_id, &format!("{path}.scale"), at)?;
+            crate::scenario::system::check_system_scale(
+                self.jobs[job_id.index()].kind,
+                scale.count.0,
+                &format!("{path}.scale"),
+                at,
+            )?;
+            actions.push(TimelineAction::Scale {
+                job: job_id,
+                group,
+                count: scale.count.0,
+            });
+        }
+        if let Some(health) = &event.plugin_health {
+            let plugin = refs.plugin(&health.plugin, "plugin_health.plugin")?;
+            let node_id = refs.node(&health.node, "plugin_health.node")?;
+            if !self.nodes[node_id.index()]
+                .csi_plugins
+                .iter()
+                .any(|p| p.plugin == plugin)
+            {
+                return Err(EventError::Dangling(format!(
+                    "{path}.plugin_health: node \"{}\" does not run plugin \"{}\"",
+                    health.node, health.plugin
+                )));
+            }
+            actions.push(TimelineAction::PluginHealth {
+                plugin,
+                node: node_id,
+                healthy: health.healthy,
+            });
+        }
+        if let Some(name) = &event.stop_job {
+            let job_id = refs.job(name, "stop_job")?;
+            self.check_submitted(event.at.0, job_id, &format!("{path}.stop_job"), at)?;
+            actions.push(TimelineAction::StopJob(job_id));
+        }
+        if let Some(health) = &event.plugin_controller_health {
+            let plugin = refs.plugin(&health.plugin, "plugin_controller_health.plugin")?;
+            actions.push(TimelineAction::PluginControllerHealth {
+                plugin,
+                healthy: health.healthy,
+            });
+        }
+        if let Some(update) = &event.update_job {
+            let job_id = refs.job(&update.job, "update_job.job")?;
+            let mut overrides = Vec::new();
+            for (name, raw) in update.groups.iter().flatten() {
+                let group = refs.group(job_id, &update.job, name, "update_job.groups")?;
+                if let Some(count) = raw.count {
+                    check_allocation_count(
+                        count.0,
+                        &format!("{path}.update_job.groups.{name}.count"),
+                        at,
+                    )?;
+                }
+                overrides.push(crate::scenario::update::override_of(group, raw));
+            }
+            self.check_submitted(event.at.0, job_id, &format!("{path}.update_job"), at)?;
+            actions.push(TimelineAction::UpdateJob {
+                job: job_id,
+                version: None,
+                overrides,
+            });
+        }
+        if let Some(name) = &event.promote_deployment {
+            let job_id = refs.job(name, "promote_deployment")?;
+            self.check_submitted(
+                event.at.0,
+                job_id,
+                &format!("{path}.promote_deployment"),
+                at,
+            )?;
+            actions.push(TimelineAction::PromoteDeployment(job_id));
+        }
+        Ok(())
+    }
+}
+
+/// The event's node actions (node_down, node_up, node_drain,
+/// node_disconnect, node_reconnect).
+fn node_actions(
+    event: &RawEvent,
+    refs: &EventRefs,
+    actions: &mut Vec<TimelineAction>,
+) -> Result<(), EventError> {
+    if let Some(name) = &event.node_down {
+        actions.push(TimelineAction::NodeDown(refs.node(name, "node_down")?));
+    }
+    if let Some(name) = &event.node_up {
+        actions.push(TimelineAction::NodeUp(refs.node(name, "node_up")?));
+    }
+    match &event.node_drain {
+        Some(RawNodeDrain::Node(name)) => {
+            actions.push(TimelineAction::NodeDrain(refs.node(name, "node_drain")?));
+        }
+        Some(RawNodeDrain::Spec(spec)) => actions.push(TimelineAction::NodeDrainSpec(
+            refs.node(&spec.node, "node_drain.node")?,
+            crate::scenario::nodes::drain_spec(spec),
+        )),
+        None => {}
+    }
+    if let Some(name) = &event.node_disconnect {
+        actions.push(TimelineAction::NodeDisconnect(
+            refs.node(name, "node_disconnect")?,
+        ));
+    }
+    if let Some(name) = &event.node_reconnect {
+        actions.push(TimelineAction::NodeReconnect(
+            refs.node(name, "node_reconnect")?,
+        ));
+    }
+    Ok(())
+}
+
+/// The names one event refers to, looked up with the event's path and
+/// place for the message.
+struct EventRefs<'c> {
+    context: &'c EventContext<'c>,
+    path: &'c str,
+    at: Location,
+}
+
+impl EventRefs<'_> {
+    fn node(&self, name: &str, field: &str) -> Result<NodeId, EventError> {
+        self.context.node_ids.get(name).copied().ok_or_else(|| {
+            EventError::Dangling(format!(
+                "{}.{field}: no node with id \"{name}\" under nodes",
+                self.path
+            ))
+        })
+    }
+
+    fn job(&self, name: &str, field: &str) -> Result<JobId, EventError> {
+        self.context.job_ids.get(name).copied().ok_or_else(|| {
+            EventError::Dangling(format!(
+                "{}.{field}: no job with id \"{name}\" under jobs",
+                self.path
+            ))
+        })
+    }
+
+    /// An unknown plugin is a bad event, not a dangling reference.
+    fn plugin(&self, name: &str, field: &str) -> Result<PluginId, EventError> {
+        self.context.plugin_ids.get(name).copied().ok_or_else(|| {
+            EventError::Invalid((
+                Some(self.at),
+                format!(
+                    "{}.{field}: no plugin with id \"{name}\" under plugins",
+                    self.path
+                ),
+            ))
+        })
+    }
+
+    fn group(
+        &self,
+        job_id: JobId,
+        job_name: &str,
+        name: &str,
+        field: &str,
+    ) -> Result<usize, EventError> {
+        self.context.jobs[job_id.index()]
+            .groups
+            .iter()
+            .position(|g| g.name == name)
+            .ok_or_else(|| {
+                EventError::Invalid((
+                    Some(self.at),
+                    format!(
+                        "{}.{field}: job \"{job_name}\" has no group \"{name}\"",
+                        self.path
+                    ),
+                ))
+            })
+    }
+}

@@ -1,0 +1,229 @@
+//! A job's `groups:`: count, volume requests, tasks (summed into the
+//! group's resources and drivers), reschedule policy and the rest.
+
+use std::collections::BTreeMap;
+
+use serde_saphyr::{Location, Spanned};
+
+use super::budget::check_allocation_count;
+use super::entries::{DriverNames, UniqueIds};
+use super::volumes::attachment;
+use crate::model::access::ClaimMode;
+use crate::model::ids::VolumeId;
+use crate::model::scenario::*;
+use crate::model::time::Millis;
+use crate::scenario::error::{Fail, fail};
+use crate::scenario::limits;
+use crate::scenario::placement::{resolve_affinities, resolve_constraints, resolve_spreads};
+use crate::scenario::raw::*;
+
+/// Nomad's defaults for a task's resources.
+const DEFAULT_TASK_CPU: u64 = 100;
+const DEFAULT_TASK_MEMORY: u64 = 300;
+
+pub(super) fn resolve_group(
+    entry: &Spanned<RawGroup>,
+    job_path: &str,
+    kind: JobKind,
+    volume_by_name: &BTreeMap<String, VolumeId>,
+    driver_names: &mut DriverNames,
+) -> Result<GroupSpec, Fail> {
+    let at = entry.referenced;
+    let group = &entry.value;
+    let path = format!("{job_path}.groups[{}]", group.name);
+    let count = group.count.map_or(1, |c| c.0);
+    check_allocation_count(count, &format!("{path}.count"), at)?;
+    crate::scenario::system::check_system_group(kind, group, &path, at)?;
+    let volumes = resolve_volume_requests(group, &path, volume_by_name)?;
+    let tasks = resolve_tasks(entry, &path, &volumes, driver_names)?;
+    let reschedule = resolve_reschedule(group.reschedule.as_ref(), kind, at, &path)?;
+    Ok(GroupSpec {
+        name: group.name.clone(),
+        count,
+        volumes,
+        reschedule,
+        cpu: tasks.cpu,
+        memory: tasks.memory,
+        drivers: tasks.drivers,
+        run_for: tasks.run_for,
+        healthy_after: tasks.healthy_after,
+        update: None,
+        constraints: resolve_constraints(group.constraints.as_deref().unwrap_or(&[]), at, &path)?,
+        csi_plugins: Vec::new(),
+        spreads: resolve_spreads(group.spread.as_deref(), &path)?,
+        affinities: resolve_affinities(group.affinity.as_deref(), &path)?,
+        disconnect: crate::scenario::nodes::disconnect(group),
+        migrate: crate::scenario::nodes::migrate(group.migrate.as_ref(), count, at, &path)?,
+    })
+}
+
+/// The group's `volumes:`, each naming a volume (or, `per_alloc`, a family
+/// of volumes) under `volumes:`.
+fn resolve_volume_requests(
+    group: &RawGroup,
+    path: &str,
+    volume_by_name: &BTreeMap<String, VolumeId>,
+) -> Result<Vec<VolumeRequest>, Fail> {
+    let mut volumes = Vec::new();
+    for (alias, request) in group.volumes.iter().flatten() {
+        let request_path = format!("{path}.volumes[{alias}]");
+        let raw = &request.value;
+        if raw.volume_type == RawVolumeType::Host {
+            return fail(
+                request.referenced,
+                format!(
+                    "{request_path}.type: host volumes are out of scope; plansim models CSI volumes (type: csi)"
+                ),
+            );
+        }
+        let per_alloc = raw.per_alloc.unwrap_or(false);
+        let source = if per_alloc {
+            let prefix = format!("{}[", raw.source);
+            // The first name at or after the prefix: a lookup, not a scan
+            // (a scan per group is quadratic with many replicas and volumes).
+            let found = volume_by_name
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|(name, _)| name.starts_with(&prefix));
+            if !found {
+                return fail(
+                    request.referenced,
+                    format!(
+                        "{request_path}.source: per_alloc needs volumes named \"{0}[0]\", \"{0}[1]\", ...; none exists",
+                        raw.source
+                    ),
+                );
+            }
+            VolumeSource::PerAlloc {
+                base: raw.source.clone(),
+            }
+        } else {
+            match volume_by_name.get(&raw.source) {
+                Some(&id) => VolumeSource::Shared(id),
+                None => {
+                    return fail(
+                        request.referenced,
+                        format!(
+                            "{request_path}.source: no volume with id \"{}\" under volumes",
+                            raw.source
+                        ),
+                    );
+                }
+            }
+        };
+        volumes.push(VolumeRequest {
+            alias: alias.clone(),
+            source,
+            mode: ClaimMode::from_read_only(raw.read_only.unwrap_or(false)),
+            access_mode: raw.access_mode,
+            attachment_mode: raw.attachment_mode.map(attachment),
+        });
+    }
+    Ok(volumes)
+}
+
+/// What the model keeps of a group's tasks: their sums.
+struct TaskSums {
+    cpu: u64,
+    memory: u64,
+    drivers: DriverSet,
+    /// The longest `run_for`; `None` when any task runs until stopped.
+    run_for: Option<Millis>,
+    /// The allocation is healthy once every task is: the longest wait.
+    healthy_after: Millis,
+}
+
+/// The group's `tasks:`, checked (unique names, mounts of declared volumes)
+/// and summed.
+fn resolve_tasks(
+    entry: &Spanned<RawGroup>,
+    path: &str,
+    volumes: &[VolumeRequest],
+    driver_names: &mut DriverNames,
+) -> Result<TaskSums, Fail> {
+    let (at, group) = (entry.referenced, &entry.value);
+    if group.tasks.is_empty() {
+        return fail(at, format!("{path}.tasks: a group needs at least one task"));
+    }
+    let tasks_path = format!("{path}.tasks");
+    let mut names = UniqueIds::new(&tasks_path);
+    let mut sums = TaskSums {
+        cpu: 0,
+        memory: 0,
+        drivers: DriverSet::default(),
+        run_for: Some(Millis::ZERO),
+        healthy_after: Millis::ZERO,
+    };
+    for task in &group.tasks {
+        names.insert(&task.value.name, task.referenced)?;
+        let task_path = format!("{path}.tasks[{}]", task.value.name);
+        sums.cpu = sums
+            .cpu
+            .saturating_add(task.value.cpu.unwrap_or(DEFAULT_TASK_CPU));
+        sums.memory = sums
+            .memory
+            .saturating_add(task.value.memory.unwrap_or(DEFAULT_TASK_MEMORY));
+        let driver = task.value.driver.as_deref().unwrap_or("docker");
+        sums.drivers = sums
+            .drivers
+            .union(driver_names.set([driver], task.referenced, &|| task_path.clone())?);
+        sums.run_for = match (sums.run_for, task.value.run_for) {
+            (Some(longest), Some(this)) => Some(longest.max(this.0)),
+            _ => None,
+        };
+        sums.healthy_after = sums
+            .healthy_after
+            .max(task.value.healthy_after.map_or(Millis::ZERO, |d| d.0));
+        for mount in task.value.volume_mounts.iter().flatten() {
+            if !volumes.iter().any(|v| v.alias == mount.volume) {
+                return fail(
+                    task.referenced,
+                    format!(
+                        "{task_path}.volume_mounts: volume \"{}\" is not declared in the group's volumes",
+                        mount.volume
+                    ),
+                );
+            }
+        }
+    }
+    if sums.run_for == Some(Millis::ZERO) {
+        return fail(at, format!("{path}.tasks: run_for must be longer than 0s"));
+    }
+    Ok(sums)
+}
+
+/// The group's `reschedule` block over the job type's defaults.
+fn resolve_reschedule(
+    raw: Option<&RawReschedule>,
+    kind: JobKind,
+    at: Location,
+    path: &str,
+) -> Result<ReschedulePolicy, Fail> {
+    let mut reschedule = ReschedulePolicy::default_for(kind);
+    let Some(raw) = raw else {
+        return Ok(reschedule);
+    };
+    reschedule.attempts = raw.attempts.unwrap_or(reschedule.attempts);
+    if reschedule.attempts > limits::MAX_RESCHEDULE_ATTEMPTS {
+        return fail(
+            at,
+            format!(
+                "{path}.reschedule.attempts: {} exceeds the limit of {} (MAX_RESCHEDULE_ATTEMPTS); for no limit write unlimited: true",
+                reschedule.attempts,
+                limits::MAX_RESCHEDULE_ATTEMPTS
+            ),
+        );
+    }
+    reschedule.interval = raw.interval.map_or(reschedule.interval, |d| d.0);
+    reschedule.delay = raw.delay.map_or(reschedule.delay, |d| d.0);
+    reschedule.max_delay = raw.max_delay.map_or(reschedule.max_delay, |d| d.0);
+    reschedule.unlimited = raw.unlimited.unwrap_or(reschedule.unlimited);
+    if let Some(function) = raw.delay_function {
+        reschedule.delay_function = match function {
+            RawDelayFunction::Constant => DelayFunction::Constant,
+            RawDelayFunction::Exponential => DelayFunction::Exponential,
+            RawDelayFunction::Fibonacci => DelayFunction::Fibonacci,
+        };
+    }
+    Ok(reschedule)
+}

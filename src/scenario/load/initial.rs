@@ -1,0 +1,121 @@
+//! `initial_allocations:`: the cluster as it is at time 0.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_saphyr::Spanned;
+
+use crate::model::ids::{JobId, NodeId, VolumeId};
+use crate::model::scenario::{InitialAllocation, JobSpec, NodeSpec, VolumeSource};
+use crate::model::time::Millis;
+use crate::scenario::error::{Fail, fail};
+use crate::scenario::raw::{RawInitialAllocation, RawInitialStatus};
+
+/// `initial_allocations`: each names an allocation the Nomad way,
+/// `<job>.<group>[<index>]`, of a job submitted at 0s, on a known node.
+pub(super) fn resolve_initial_allocations(
+    raw: &[Spanned<RawInitialAllocation>],
+    jobs: &[JobSpec],
+    nodes: &[NodeSpec],
+    volume_by_name: &BTreeMap<String, VolumeId>,
+) -> Result<Vec<InitialAllocation>, Fail> {
+    let mut seen = BTreeSet::new();
+    let mut used: BTreeMap<NodeId, (u64, u64)> = BTreeMap::new();
+    let mut out = Vec::with_capacity(raw.len());
+    for (i, entry) in raw.iter().enumerate() {
+        let (at, alloc) = (entry.referenced, &entry.value);
+        let path = format!("initial_allocations[{i}]");
+        let parsed = alloc
+            .alloc
+            .strip_suffix(']')
+            .and_then(|s| s.rsplit_once('['))
+            .and_then(|(name, index)| Some((name, index.parse::<u32>().ok()?)));
+        let Some((name, index)) = parsed else {
+            return fail(
+                at,
+                format!(
+                    "{path}.alloc: \"{}\" is not an allocation name: expected <job>.<group>[<index>]",
+                    alloc.alloc
+                ),
+            );
+        };
+        let found = jobs.iter().enumerate().find_map(|(j, job)| {
+            let group = name.strip_prefix(job.name.as_str())?.strip_prefix('.')?;
+            let g = job.groups.iter().position(|g| g.name == group)?;
+            Some((j, g))
+        });
+        let Some((j, g)) = found else {
+            return fail(
+                at,
+                format!("{path}.alloc: no job and group under jobs match \"{name}\""),
+            );
+        };
+        let (job, group) = (&jobs[j], &jobs[j].groups[g]);
+        if job.submit_at != Millis::ZERO {
+            return fail(
+                at,
+                format!(
+                    "{path}.alloc: job \"{}\" is submitted at {}s; an allocation at time 0 needs its job submitted at 0s",
+                    job.name, job.submit_at
+                ),
+            );
+        }
+        if index >= group.count {
+            return fail(
+                at,
+                format!(
+                    "{path}.alloc: index {index} is not below the group's count {}",
+                    group.count
+                ),
+            );
+        }
+        for request in &group.volumes {
+            if let VolumeSource::PerAlloc { base } = &request.source
+                && !volume_by_name.contains_key(&format!("{base}[{index}]"))
+            {
+                return fail(
+                    at,
+                    format!(
+                        "{path}.alloc: its volume \"{base}[{index}]\" (per_alloc) is not under volumes"
+                    ),
+                );
+            }
+        }
+        let Some(node) = nodes.iter().position(|n| n.name == alloc.node) else {
+            return fail(
+                at,
+                format!(
+                    "{path}.node: no node with id \"{}\" under nodes",
+                    alloc.node
+                ),
+            );
+        };
+        let node_id = NodeId::from_index(node);
+        // A system job runs `<job>.<group>[0]` on every node: its slot is the node.
+        let slot = if job.is_system() { node as u32 } else { index };
+        if !seen.insert((j, g, slot)) {
+            return fail(
+                at,
+                format!("{path}.alloc: \"{}\" is listed twice", alloc.alloc),
+            );
+        }
+        let total = used.entry(node_id).or_default();
+        total.0 += group.cpu;
+        total.1 += group.memory;
+        if total.0 > nodes[node].cpu || total.1 > nodes[node].memory {
+            return fail(
+                at,
+                format!(
+                    "{path}.node: node \"{}\" has {} MHz and {} MiB; its initial allocations need more",
+                    alloc.node, nodes[node].cpu, nodes[node].memory
+                ),
+            );
+        }
+        out.push(InitialAllocation {
+            group: crate::model::ids::GroupRef::new(JobId::from_index(j), g),
+            index,
+            node: node_id,
+            running: alloc.status == RawInitialStatus::Running,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,216 @@
+//! The top level: a scenario file's text through the Nomad `file:` entries
+//! to the raw types, then each section resolved in order (each in the module
+//! named after it), the first problem returned as a [`LoadError`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use super::budget::check_allocation_budget;
+use super::cluster::resolve_cluster;
+use super::entries::DriverNames;
+use super::events::{DanglingEvents, resolve_events};
+use super::expect::resolve_expectations;
+use super::initial::resolve_initial_allocations;
+use super::jobs::{expand_datacenter_globs, resolve_jobs};
+use super::nodes::resolve_nodes;
+use super::plugins::{declare_job_plugins, resolve_plugins};
+use super::read::{read_text, yaml_options};
+use super::volumes::resolve_volumes;
+use crate::model::ids::{PluginId, VolumeId};
+use crate::model::policy::Policy;
+use crate::model::scenario::*;
+use crate::model::time::Millis;
+use crate::nomad::files::{FileContext, expand};
+use crate::scenario::error::{Fail, LoadError, Position, yaml_error};
+use crate::scenario::limits;
+use crate::scenario::raw::*;
+use crate::scenario::template::TemplateBudget;
+
+const DEFAULT_HORIZON: Millis = Millis::from_secs(3600);
+
+/// Reads and resolves a scenario file.
+pub fn load_file(path: &Path) -> Result<Scenario, LoadError> {
+    load_file_with_warnings(path).map(|(scenario, _)| scenario)
+}
+
+/// As [`load_file`], with the warnings: fields of Nomad files that could
+/// change placement and that plansim does not model, and model
+/// approximations the scenario relies on. `--strict` refuses a scenario
+/// that has any.
+pub fn load_file_with_warnings(path: &Path) -> Result<(Scenario, Vec<LoadError>), LoadError> {
+    let label = path.display().to_string();
+    let text = read_text(path)?;
+    let stem = path
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".to_string());
+    let context = FileContext {
+        base: Some(path.parent().unwrap_or(Path::new("."))),
+        scenario: &label,
+    };
+    load_text(&text, &stem, DanglingEvents::Refuse, &context)
+}
+
+/// Parses and resolves scenario text. `file` labels errors; `default_name`
+/// names the scenario when it has no `name:`.
+pub fn load_str(text: &str, file: &str, default_name: &str) -> Result<Scenario, LoadError> {
+    let context = FileContext {
+        base: None,
+        scenario: file,
+    };
+    load_text(text, default_name, DanglingEvents::Refuse, &context).map(|(scenario, _)| scenario)
+}
+
+/// As [`load_str`], for an experiment's variant of a scenario: a timeline
+/// event that names a node or job the variant does not have is left out,
+/// and said so in the returned warnings, instead of refusing the variant.
+pub fn load_variant(
+    text: &str,
+    file: &str,
+    default_name: &str,
+) -> Result<(Scenario, Vec<String>), LoadError> {
+    let context = FileContext {
+        base: None,
+        scenario: file,
+    };
+    load_text(text, default_name, DanglingEvents::Skip, &context)
+        .map(|(scenario, warnings)| (scenario, warnings.into_iter().map(|w| w.message).collect()))
+}
+
+fn load_text(
+    text: &str,
+    default_name: &str,
+    dangling: DanglingEvents,
+    context: &FileContext,
+) -> Result<(Scenario, Vec<LoadError>), LoadError> {
+    let file = context.scenario;
+    if text.trim().is_empty() {
+        return Err(LoadError {
+            file: file.to_string(),
+            position: None,
+            message: "the file is empty: a scenario needs at least nodes and jobs".to_string(),
+        });
+    }
+    let mut raw: RawScenario = serde_saphyr::from_str_with_options(text, yaml_options())
+        .map_err(|err| yaml_error(file, text, &err))?;
+    let mut file_warnings = Vec::new();
+    expand(&mut raw, context, &mut file_warnings)?;
+    let mut warnings = Vec::new();
+    let scenario = resolve_scenario(raw, default_name, dangling, &mut warnings).map_err(
+        |(location, message)| LoadError {
+            file: file.to_string(),
+            position: location.and_then(Position::from_location),
+            message,
+        },
+    )?;
+    file_warnings.extend(warnings.into_iter().map(|message| LoadError {
+        file: file.to_string(),
+        position: None,
+        message,
+    }));
+    Ok((scenario, file_warnings))
+}
+
+fn resolve_scenario(
+    mut raw: RawScenario,
+    default_name: &str,
+    dangling: DanglingEvents,
+    warnings: &mut Vec<String>,
+) -> Result<Scenario, Fail> {
+    let name = raw.name.clone().unwrap_or_else(|| default_name.to_string());
+    if name.trim().is_empty() {
+        return Err((None, "name: must not be empty".to_string()));
+    }
+    crate::names::check(&name).map_err(|problem| (None, format!("name: the name {problem}")))?;
+    if let Some(description) = &raw.description {
+        crate::names::check_text(description, true)
+            .map_err(|problem| (None, format!("description: {problem}")))?;
+    }
+    let horizon = raw.horizon.map_or(DEFAULT_HORIZON, |d| d.0);
+    if horizon == Millis::ZERO {
+        return Err((None, "horizon: must be longer than 0s".to_string()));
+    }
+    if horizon > limits::MAX_HORIZON {
+        return Err((
+            None,
+            format!("horizon: {horizon}s exceeds the limit of 30d (MAX_HORIZON)"),
+        ));
+    }
+    let policies = match &raw.schedulers {
+        None => Policy::ALL.to_vec(),
+        Some(listed) if listed.is_empty() => {
+            return Err((
+                None,
+                "schedulers: list at least one policy (naive, validate, plan-aware)".into(),
+            ));
+        }
+        Some(listed) => {
+            let set: BTreeSet<Policy> = listed.iter().copied().collect();
+            Policy::ALL
+                .into_iter()
+                .filter(|p| set.contains(p))
+                .collect()
+        }
+    };
+    let cluster = resolve_cluster(raw.cluster.unwrap_or_default())?;
+
+    declare_job_plugins(&mut raw.plugins, &raw.jobs);
+    let mut plugins = resolve_plugins(&raw.plugins)?;
+    let plugin_ids: BTreeMap<&str, PluginId> = plugins
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.as_str(), PluginId::from_index(i)))
+        .collect();
+    let mut drivers = DriverNames::default();
+    let mut budget = TemplateBudget::default();
+    let mut nodes = resolve_nodes(&raw.nodes, &plugin_ids, &mut drivers, &mut budget)?;
+    let volumes = resolve_volumes(&raw.volumes, &plugin_ids, &mut budget)?;
+    let volume_by_name: BTreeMap<String, VolumeId> = volumes
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
+        .collect();
+    let mut jobs = resolve_jobs(
+        &raw.jobs,
+        &volume_by_name,
+        &plugin_ids,
+        horizon,
+        &mut drivers,
+        &mut budget,
+    )?;
+    expand_datacenter_globs(&nodes, &mut jobs);
+    crate::scenario::plugin_jobs::place_job_plugins(&mut nodes, &jobs);
+    let mut events = resolve_events(
+        &raw.events,
+        horizon,
+        &nodes,
+        &plugin_ids,
+        &jobs,
+        dangling,
+        warnings,
+    )?;
+    crate::scenario::update::assign_versions(&mut jobs, &mut events);
+    check_allocation_budget(&jobs, &events, nodes.len())?;
+    let expectations = resolve_expectations(raw.expect, &policies)?;
+
+    let initial_allocations =
+        resolve_initial_allocations(&raw.initial_allocations, &jobs, &nodes, &volume_by_name)?;
+    crate::scenario::plugin_jobs::note_job_controllers(&mut plugins, &jobs);
+    Ok(Scenario {
+        name,
+        description: raw.description.unwrap_or_default().trim().to_string(),
+        seed: raw.seed.unwrap_or(0),
+        horizon,
+        policies,
+        cluster,
+        nodes,
+        plugins,
+        volumes,
+        jobs,
+        events,
+        expectations,
+        initial_allocations,
+        volume_by_name,
+        driver_names: drivers.0,
+    })
+}

@@ -1,0 +1,88 @@
+//! Raw types as scenario YAML: what a Nomad format read (`crate::nomad`),
+//! serialised as it is, every field the raw types hold, so an imported
+//! scenario says what Nomad said, defaults included.
+
+use serde::Serialize;
+
+use crate::scenario::error::LoadError;
+use crate::scenario::raw::*;
+
+/// A scenario as raw types, ready to write.
+pub struct WrittenScenario {
+    pub name: String,
+    pub description: String,
+    pub nodes: Vec<RawNode>,
+    pub plugins: Vec<RawPlugin>,
+    pub volumes: Vec<RawVolume>,
+    pub jobs: Vec<RawJob>,
+    pub initial_allocations: Vec<RawInitialAllocation>,
+    /// Timeline events at 0s that put nodes in the state they are in.
+    pub start_events: Vec<StartEvent>,
+}
+
+/// A node's state at the start, written as a timeline event at 0s.
+pub enum StartEvent {
+    NodeDown(String),
+    NodeDrain(String),
+}
+
+/// The scenario as written, in the order of its sections.
+#[serde_with::skip_serializing_none]
+#[derive(Serialize)]
+struct Output<'s> {
+    name: &'s str,
+    description: &'s str,
+    nodes: &'s [RawNode],
+    plugins: &'s [RawPlugin],
+    volumes: &'s [RawVolume],
+    jobs: &'s [RawJob],
+    initial_allocations: &'s [RawInitialAllocation],
+    events: Option<Vec<OutputEvent<'s>>>,
+}
+
+#[serde_with::skip_serializing_none]
+#[derive(Serialize)]
+struct OutputEvent<'s> {
+    at: &'static str,
+    node_down: Option<&'s str>,
+    node_drain: Option<&'s str>,
+}
+
+/// The scenario as YAML text, ending in a newline.
+pub fn to_yaml(scenario: &WrittenScenario) -> Result<String, LoadError> {
+    let events: Vec<OutputEvent> = scenario
+        .start_events
+        .iter()
+        .map(|event| match event {
+            StartEvent::NodeDown(node) => OutputEvent {
+                at: "0s",
+                node_down: Some(node),
+                node_drain: None,
+            },
+            StartEvent::NodeDrain(node) => OutputEvent {
+                at: "0s",
+                node_down: None,
+                node_drain: Some(node),
+            },
+        })
+        .collect();
+    let output = Output {
+        name: &scenario.name,
+        description: &scenario.description,
+        nodes: &scenario.nodes,
+        plugins: &scenario.plugins,
+        volumes: &scenario.volumes,
+        jobs: &scenario.jobs,
+        initial_allocations: &scenario.initial_allocations,
+        events: (!events.is_empty()).then_some(events),
+    };
+    let mut yaml = serde_saphyr::to_string(&output).map_err(|err| LoadError {
+        file: "scenario".to_string(),
+        position: None,
+        message: format!("cannot write YAML: {err}"),
+    })?;
+    if !yaml.ends_with('\n') {
+        yaml.push('\n');
+    }
+    Ok(yaml)
+}
