@@ -487,3 +487,26 @@ fn the_circle_check_sees_a_circle_and_resolves_paths() {
         .collect();
     assert_eq!(found, vec![expected]);
 }
+
+/// The release table (`src/model/release.rs`) is the only place a
+/// release's behaviour is chosen: outside its tests, the simulation names
+/// no policy and no release, and asks the resolved `Behaviour` instead.
+#[test]
+fn the_simulation_chooses_no_behaviour_by_policy_or_release_name() {
+    let named = regex::Regex::new(
+        r#"\bPolicy::|\bNomadVersion\b|\bNOMAD_\d+_\d+_\d+\b|"(naive|validate|plan-aware)""#,
+    )
+    .unwrap();
+    let mut found = String::new();
+    for file in rust_files(&root().join("src/sim")) {
+        let text = read(&file);
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (number, line) in code.lines().enumerate() {
+            let line = line.split("//").next().unwrap_or_default();
+            if named.is_match(line) {
+                writeln!(found, "{}:{}: {}", file.display(), number + 1, line.trim()).unwrap();
+            }
+        }
+    }
+    assert!(found.is_empty(), "behaviour chosen by name:\n{found}");
+}

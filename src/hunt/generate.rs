@@ -116,7 +116,7 @@ pub fn generate(seed: u64, index: u64) -> Scenario {
         driver_names: vec!["docker".to_string()],
     };
     add_workloads(&mut scenario, seed, index);
-    super::shrink::rebuild_volume_names(&mut scenario);
+    scenario.rebuild_volume_names();
     scenario
 }
 

@@ -423,19 +423,9 @@ fn remove_group(s: &mut Scenario, j: usize, g: usize) {
     }
 }
 
-/// `volume_by_name` from `volumes`, after they changed.
-pub(super) fn rebuild_volume_names(s: &mut Scenario) {
-    s.volume_by_name = s
-        .volumes
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
-        .collect();
-}
-
 fn remove_volume(s: &mut Scenario, v: usize) {
     s.volumes.remove(v);
-    rebuild_volume_names(s);
+    s.rebuild_volume_names();
     let gone = VolumeId::from_index(v);
     let names: Vec<String> = s.volumes.iter().map(|v| v.name.clone()).collect();
     for group in s.jobs.iter_mut().flat_map(|j| j.groups.iter_mut()) {
@@ -539,7 +529,7 @@ fn short_names(s: &mut Scenario) -> bool {
         }
     }
     if changed {
-        rebuild_volume_names(s);
+        s.rebuild_volume_names();
     }
     changed
 }

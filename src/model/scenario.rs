@@ -32,6 +32,17 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// `volume_by_name` from `volumes`, after a change to them (a hunt's
+    /// generator or shrinker adds and removes volumes in the model).
+    pub fn rebuild_volume_names(&mut self) {
+        self.volume_by_name = self
+            .volumes
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
+            .collect();
+    }
+
     /// Whether every event about a job comes after the job's submission:
     /// the loader refuses one at or before it (events at an instant run
     /// before that instant's submissions), so a scenario built in code must

@@ -1,7 +1,7 @@
 //! The plan applier: the single, serial place where plans become state.
 //! Like Nomad's, it re-checks each node's part of a plan against the current
 //! state (the worker planned against an older snapshot) and commits the
-//! nodes that still fit, rejecting the rest. Under plan-aware it re-checks
+//! nodes that still fit, rejecting the rest. With the fix (`plan_aware_claims`) it re-checks
 //! volume claims too, so concurrent workers cannot double-claim.
 
 use std::collections::BTreeMap;
@@ -113,7 +113,7 @@ impl Simulation<'_> {
     }
 
     /// Whether `node`'s part of a plan still fits, given what the node plans
-    /// accepted before it claim (`accepted_claims`, plan-aware only: the
+    /// accepted before it claim (`accepted_claims`, with the fix only: the
     /// node plan's own claims are added to it when it fits).
     pub(crate) fn node_plan_fits(
         &self,

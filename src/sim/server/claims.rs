@@ -4,7 +4,7 @@
 //! *current* mode, which the first claim sets (setModesFromClaim); before any
 //! claim, the volume's capabilities stand in. These are not the access-mode
 //! rules (`model::access::permits`): Nomad's code is looser, and that is what
-//! the naive and validate policies reproduce.
+//! the releases as shipped reproduce.
 
 use crate::model::access::{AccessMode, ClaimCounts, ClaimMode};
 use crate::model::release::{Release, ServerClaimCheck};

@@ -388,7 +388,7 @@ impl Simulation<'_> {
     }
 
     /// Whether a destructive update whose placement failed keeps its stop.
-    /// Nomad drops it (the old allocation runs on). Under plan-aware the
+    /// Nomad drops it (the old allocation runs on). With the fix the
     /// stop stays when the old allocation holds a volume the new one needs:
     /// its claim is what blocked the placement, so the allocation stops,
     /// the claim is released, and the release re-evaluates the job (the

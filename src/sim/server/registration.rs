@@ -32,8 +32,8 @@ impl Simulation<'_> {
     /// Nomad's job validation of each CSI volume request
     /// (structs/volumes.go `VolumeRequest.Validate`). Since 1.1.0, at every
     /// pinned release: the request needs an access mode, and a reader-only
-    /// mode must be mounted read-only. From 1.3 (validate only; see
-    /// `Behaviour::validates_registration`): a group with count > 1 may not
+    /// mode must be mounted read-only. From 1.3 (where
+    /// `Behaviour::validates_registration` is set): a group with count > 1 may not
     /// share a single-node volume, or write a multi-node-single-writer one,
     /// without `per_alloc`. The modes checked are the request's.
     pub(crate) fn registration_problem(&self, job: JobId) -> Option<String> {

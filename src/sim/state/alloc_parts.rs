@@ -156,7 +156,7 @@ pub struct VolumeClaims {
     pub claim_modes: Vec<Capability>,
     /// Which of `volumes` the client is claiming or publishing.
     pub next_volume: usize,
-    /// Client claim retries (validate, plan-aware): next backoff and deadline.
+    /// Client claim retries (`client_retries_claims`): next backoff and deadline.
     pub claim_backoff: Millis,
     pub claim_deadline: Millis,
 }

@@ -45,12 +45,12 @@ pub struct NodeState {
     /// which `max_volumes` is checked against).
     pub claimed_volumes: BTreeMap<VolumeId, u32>,
     /// Volumes mounted by live allocations on this node, claimed or not (what
-    /// the plan-aware scheduler counts against `max_volumes`).
+    /// the fix's scheduler counts against `max_volumes`).
     pub alloc_volumes: BTreeMap<VolumeId, u32>,
     /// Volumes the node plugin has published here (what an enforcing plugin
     /// counts against `max_volumes`).
     pub published_volumes: BTreeMap<VolumeId, u32>,
-    /// What Nomad's CSIVolumesByNodeID finds here, which naive and validate
+    /// What Nomad's CSIVolumesByNodeID finds here, which the releases as shipped
     /// count against `max_volumes`: the sources of every allocation whose
     /// desired status is run (live, failed or complete; not lost or stopped),
     /// claimed or not. A `per_alloc` source is looked up by its base name,
@@ -90,7 +90,7 @@ impl NodeState {
     }
 
     /// Volumes claimed here or mounted by a live allocation here: what the
-    /// plan-aware scheduler and applier count against `max_volumes`.
+    /// fix's scheduler and applier count against `max_volumes`.
     pub fn held_or_promised_volumes(&self) -> BTreeSet<VolumeId> {
         self.claimed_volumes
             .keys()
@@ -132,7 +132,7 @@ pub struct VolumeState {
     /// requesting job's own writers).
     pub writers_by_job: BTreeMap<JobId, u32>,
     /// Live allocations that mount the volume but have not claimed it yet.
-    /// Only the plan-aware scheduler looks at these.
+    /// Only the fix's scheduler looks at these.
     pub reserved: BTreeMap<AllocId, ClaimMode>,
     pub reserved_counts: ClaimCounts,
     /// The modes the `reserved` allocations will claim in, counted.
@@ -149,14 +149,14 @@ pub struct VolumeState {
 }
 
 impl VolumeState {
-    /// The claims the plan-aware scheduler sees: every claim not yet freed
+    /// The claims the fix's scheduler sees: every claim not yet freed
     /// plus every live allocation that will claim.
     pub fn plan_aware_counts(&self) -> ClaimCounts {
         self.ledger_counts.plus(self.reserved_counts)
     }
 
     /// The mode the volume has or, unclaimed, will have once a reserved
-    /// allocation claims it (plan-aware keeps every user of a volume in
+    /// allocation claims it (the fix keeps every user of a volume in
     /// one mode, so there is at most one).
     pub fn pinned_mode(&self) -> Option<Capability> {
         self.claimed_mode

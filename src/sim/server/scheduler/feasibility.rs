@@ -235,7 +235,7 @@ pub fn constraint_holds_at(constraint: &Constraint, node: &NodeSpec, release: &R
     operator_holds(constraint, actual, release)
 }
 
-/// The plan-aware check: the exact access-mode rule over every claim that is
+/// The fix's check (`plan_aware_claims`): the exact access-mode rule over every claim that is
 /// or will be held.
 pub fn plan_aware_claim_check(
     volume: VolumeId,
