@@ -10,10 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::job::{file_error, ignored_warning, to_raw_job};
+use super::job::{ignored_warning, to_raw_job};
 use super::json::{parse_job, parse_value, volume_from_value};
 use super::volume::to_raw_volume;
-use crate::scenario::error::{LoadError, Position};
+use crate::scenario::error::{LoadError, Position, file_error};
 use crate::scenario::raw::*;
 use crate::scenario::write::raw::StartEvent;
 

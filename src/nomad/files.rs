@@ -1,10 +1,13 @@
 //! `jobs: - file:` and `volumes: - file:` entries: each file is read, parsed
 //! by its front end (HCL2 or JSON) and put in place of its entry as the raw
-//! job or volume it describes, before the one resolver in `load.rs` runs.
+//! job or volume it describes, before the one resolver (`scenario::load`)
+//! runs.
 //! A mistake inside such a file is reported at the entry that names it, with
 //! the file's own `path:line:column` in the message.
 
 use std::path::{Path, PathBuf};
+
+use serde_saphyr::Spanned;
 
 use super::job::{ignored_warning, to_raw_job};
 use super::volume::to_raw_volume;
@@ -53,127 +56,151 @@ pub fn expand(
     warnings: &mut Vec<LoadError>,
 ) -> Result<(), LoadError> {
     for (index, entry) in raw.jobs.iter_mut().enumerate() {
-        let Some(file) = entry.value.file.clone() else {
-            if entry.value.count.is_some() {
-                return Err(at_entry(
-                    context,
-                    entry.referenced,
-                    format!(
-                        "jobs[{}].count: per-group counts are overrides for a `file:` entry; set groups[].count instead",
-                        entry.value.id
-                    ),
-                ));
-            }
-            continue;
-        };
-        let job = &entry.value;
-        let extra = [
-            ("id", !job.id.is_empty()),
-            ("replicas", job.replicas.is_some()),
-            ("type", job.job_type.is_some()),
-            ("datacenters", job.datacenters.is_some()),
-            ("priority", job.priority.is_some()),
-            ("constraints", job.constraints.is_some()),
-            ("groups", !job.groups.is_empty()),
-        ];
-        let field = format!("jobs[{index}]");
-        let (label, text) = entry_text(
-            context,
-            entry.referenced,
-            &field,
-            &file,
-            &extra,
-            "submit_at and count (per group); the job file",
-        )?;
-        // Errors name the file as the scenario wrote it (relative to the
-        // scenario, whose path starts the message); warnings, which stand
-        // alone, name it as found.
-        let parsed = if is_json(&text) {
-            json::parse_job(&text, &file)
-        } else {
-            hcl::job::parse_job(&text, &file)
-        };
-        let nested =
-            |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
-        let job = parsed.map_err(nested)?;
-        let (job_id, job_at) = (job.id.clone(), job.at);
-        let (mut raw_job, ignored) = to_raw_job(job, &file, entry.referenced).map_err(nested)?;
-        warnings.extend(ignored_warning(
-            &label,
-            &format!("job \"{job_id}\""),
-            job_at,
-            &ignored,
-        ));
-        raw_job.submit_at = entry.value.submit_at;
-        for (group, count) in entry.value.count.iter().flatten() {
-            let Some(target) = raw_job.groups.iter_mut().find(|g| g.value.name == *group) else {
-                let names: Vec<&str> = raw_job
-                    .groups
-                    .iter()
-                    .map(|g| g.value.name.as_str())
-                    .collect();
-                return Err(at_entry(
-                    context,
-                    entry.referenced,
-                    format!(
-                        "jobs[{job_id}].count: job \"{job_id}\" has no group \"{group}\" (its groups: {})",
-                        names.join(", ")
-                    ),
-                ));
-            };
-            target.value.count = Some(*count);
-        }
-        entry.value = raw_job;
+        expand_job(index, entry, context, warnings)?;
     }
     for (index, entry) in raw.volumes.iter_mut().enumerate() {
-        let Some(file) = entry.value.file.clone() else {
-            continue;
-        };
-        let volume = &entry.value;
-        let extra = [
-            ("plugin_id", !volume.plugin_id.is_empty()),
-            ("access_mode", volume.access_mode.is_some()),
-            ("attachment_mode", volume.attachment_mode.is_some()),
-            ("topologies", volume.topologies.is_some()),
-            ("capabilities", volume.capabilities.is_some()),
-        ];
-        let field = format!("volumes[{index}]");
-        let (label, text) = entry_text(
-            context,
-            entry.referenced,
-            &field,
-            &file,
-            &extra,
-            "id and count; the volume spec",
-        )?;
-        let nested =
-            |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
-        let parsed = if is_json(&text) {
-            json::parse_volume(&text, &file)
-        } else {
-            volume::parse_volume_hcl(&text, &file)
-        }
-        .map_err(nested)?;
-        warnings.extend(ignored_warning(
-            &label,
-            &format!("volume \"{}\"", parsed.id),
-            parsed.at,
-            &parsed.ignored,
-        ));
-        let mut raw_volume = to_raw_volume(parsed, &file).map_err(nested)?;
-        if !entry.value.id.is_empty() {
-            raw_volume.id = entry.value.id.clone();
-        }
-        if raw_volume.id.is_empty() {
+        expand_volume(index, entry, context, warnings)?;
+    }
+    Ok(())
+}
+
+/// A `jobs:` entry: a `file:` one becomes the job its file describes, with
+/// the entry's submit_at and per-group counts.
+fn expand_job(
+    index: usize,
+    entry: &mut Spanned<RawJob>,
+    context: &FileContext,
+    warnings: &mut Vec<LoadError>,
+) -> Result<(), LoadError> {
+    let Some(file) = entry.value.file.clone() else {
+        if entry.value.count.is_some() {
             return Err(at_entry(
                 context,
                 entry.referenced,
-                format!("volumes[{index}].id: {file} has no id; give one here"),
+                format!(
+                    "jobs[{}].count: per-group counts are overrides for a `file:` entry; set groups[].count instead",
+                    entry.value.id
+                ),
             ));
         }
-        raw_volume.count = entry.value.count;
-        entry.value = raw_volume;
+        return Ok(());
+    };
+    let job = &entry.value;
+    let extra = [
+        ("id", !job.id.is_empty()),
+        ("replicas", job.replicas.is_some()),
+        ("type", job.job_type.is_some()),
+        ("datacenters", job.datacenters.is_some()),
+        ("priority", job.priority.is_some()),
+        ("constraints", job.constraints.is_some()),
+        ("groups", !job.groups.is_empty()),
+    ];
+    let field = format!("jobs[{index}]");
+    let (label, text) = entry_text(
+        context,
+        entry.referenced,
+        &field,
+        &file,
+        &extra,
+        "submit_at and count (per group); the job file",
+    )?;
+    // Errors name the file as the scenario wrote it (relative to the
+    // scenario, whose path starts the message); warnings, which stand
+    // alone, name it as found.
+    let parsed = if is_json(&text) {
+        json::parse_job(&text, &file)
+    } else {
+        hcl::job::parse_job(&text, &file)
+    };
+    let nested =
+        |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
+    let job = parsed.map_err(nested)?;
+    let (job_id, job_at) = (job.id.clone(), job.at);
+    let (mut raw_job, ignored) = to_raw_job(job, &file, entry.referenced).map_err(nested)?;
+    warnings.extend(ignored_warning(
+        &label,
+        &format!("job \"{job_id}\""),
+        job_at,
+        &ignored,
+    ));
+    raw_job.submit_at = entry.value.submit_at;
+    for (group, count) in entry.value.count.iter().flatten() {
+        let Some(target) = raw_job.groups.iter_mut().find(|g| g.value.name == *group) else {
+            let names: Vec<&str> = raw_job
+                .groups
+                .iter()
+                .map(|g| g.value.name.as_str())
+                .collect();
+            return Err(at_entry(
+                context,
+                entry.referenced,
+                format!(
+                    "jobs[{job_id}].count: job \"{job_id}\" has no group \"{group}\" (its groups: {})",
+                    names.join(", ")
+                ),
+            ));
+        };
+        target.value.count = Some(*count);
     }
+    entry.value = raw_job;
+    Ok(())
+}
+
+/// A `volumes:` entry: a `file:` one becomes the volume its spec describes,
+/// with the entry's id and count.
+fn expand_volume(
+    index: usize,
+    entry: &mut Spanned<RawVolume>,
+    context: &FileContext,
+    warnings: &mut Vec<LoadError>,
+) -> Result<(), LoadError> {
+    let Some(file) = entry.value.file.clone() else {
+        return Ok(());
+    };
+    let volume = &entry.value;
+    let extra = [
+        ("plugin_id", !volume.plugin_id.is_empty()),
+        ("access_mode", volume.access_mode.is_some()),
+        ("attachment_mode", volume.attachment_mode.is_some()),
+        ("topologies", volume.topologies.is_some()),
+        ("capabilities", volume.capabilities.is_some()),
+    ];
+    let field = format!("volumes[{index}]");
+    let (label, text) = entry_text(
+        context,
+        entry.referenced,
+        &field,
+        &file,
+        &extra,
+        "id and count; the volume spec",
+    )?;
+    let nested =
+        |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
+    let parsed = if is_json(&text) {
+        json::parse_volume(&text, &file)
+    } else {
+        volume::parse_volume_hcl(&text, &file)
+    }
+    .map_err(nested)?;
+    warnings.extend(ignored_warning(
+        &label,
+        &format!("volume \"{}\"", parsed.id),
+        parsed.at,
+        &parsed.ignored,
+    ));
+    let mut raw_volume = to_raw_volume(parsed, &file).map_err(nested)?;
+    if !entry.value.id.is_empty() {
+        raw_volume.id = entry.value.id.clone();
+    }
+    if raw_volume.id.is_empty() {
+        return Err(at_entry(
+            context,
+            entry.referenced,
+            format!("volumes[{index}].id: {file} has no id; give one here"),
+        ));
+    }
+    raw_volume.count = entry.value.count;
+    entry.value = raw_volume;
     Ok(())
 }
 

@@ -1,8 +1,8 @@
 //! A Nomad job as plansim reads it, whichever file it came from: the HCL2
-//! front end (`nomad_hcl`) and the JSON front end (`nomad_json`) both fill a
+//! front end (`nomad::hcl`) and the JSON front end (`nomad::json`) both fill a
 //! [`NomadJob`], and [`to_raw_job`] maps it onto the scenario's own raw
 //! types, so every job, written in YAML or in Nomad's files, goes through
-//! the one resolver in `load.rs`.
+//! the one resolver (`scenario::load`).
 
 use std::collections::BTreeMap;
 
@@ -10,7 +10,7 @@ use serde_saphyr::{Location, Spanned};
 
 use crate::model::access::AccessMode;
 use crate::model::time::Millis;
-use crate::scenario::error::{LoadError, Position};
+use crate::scenario::error::{LoadError, Position, file_error};
 use crate::scenario::raw::*;
 
 /// Fields plansim does not model that could change placement: what, and where.
@@ -127,15 +127,6 @@ pub struct NomadTask {
     pub volume_mounts: Vec<(String, String)>,
 }
 
-/// A mistake in a Nomad file: where, and what was expected.
-pub fn file_error(file: &str, at: Option<Position>, message: impl Into<String>) -> LoadError {
-    LoadError {
-        file: file.to_string(),
-        position: at,
-        message: message.into(),
-    }
-}
-
 /// Constraint operators the resolver models (Nomad's spellings).
 const MODELLED_OPERATORS: [&str; 19] = [
     "=",
@@ -214,70 +205,7 @@ pub fn to_raw_job(
     let constraints = map_constraints(&job.constraints, &mut ignored);
     let mut groups = Vec::with_capacity(job.groups.len());
     for group in &job.groups {
-        let count = match group.count {
-            None => None,
-            Some(n) => Some(RawCount(u32::try_from(n).map_err(|_| {
-                file_error(
-                    file,
-                    group.at,
-                    format!(
-                        "group \"{}\": count {n} is not a whole number of at least 0",
-                        group.name
-                    ),
-                )
-            })?)),
-        };
-        let mut volumes = BTreeMap::new();
-        for request in &group.volumes {
-            if request.volume_type != "csi" {
-                ignored.push((
-                    format!(
-                        "group \"{}\" volume \"{}\" of type \"{}\" (plansim models CSI volumes)",
-                        group.name, request.alias, request.volume_type
-                    ),
-                    request.at,
-                ));
-                continue;
-            }
-            volumes.insert(
-                request.alias.clone(),
-                Spanned::new(raw_volume_request(file, request)?, location, location),
-            );
-        }
-        let mut tasks = Vec::with_capacity(group.tasks.len());
-        for task in &group.tasks {
-            tasks.push(Spanned::new(
-                raw_task(file, task, &volumes)?,
-                location,
-                location,
-            ));
-        }
-        groups.push(Spanned::new(
-            RawGroup {
-                name: group.name.clone(),
-                count,
-                volumes: (!volumes.is_empty()).then_some(volumes),
-                reschedule: group
-                    .reschedule
-                    .as_ref()
-                    .map(|r| raw_reschedule(file, group, r))
-                    .transpose()?,
-                constraints: non_empty(map_constraints(&group.constraints, &mut ignored)),
-                tasks,
-                spread: raw_spreads(&group.spreads, location),
-                affinity: raw_affinities(&group.affinities, location),
-                update: group.update.clone(),
-                migrate: group
-                    .migrate
-                    .as_ref()
-                    .map(|m| raw_migrate(file, group, m))
-                    .transpose()?,
-                max_client_disconnect: group.max_client_disconnect.map(RawDuration),
-                stop_after_client_disconnect: group.stop_after_client_disconnect.map(RawDuration),
-            },
-            location,
-            location,
-        ));
+        groups.push(raw_group(file, group, location, &mut ignored)?);
     }
     let raw = RawJob {
         id: job.id.clone(),
@@ -300,6 +228,80 @@ pub fn to_raw_job(
         update: job.update.clone(),
     };
     Ok((raw, ignored))
+}
+
+/// One group: its count, CSI volume requests (others are ignored, and
+/// warned about), tasks and the blocks plansim reads.
+fn raw_group(
+    file: &str,
+    group: &NomadGroup,
+    location: Location,
+    ignored: &mut Ignored,
+) -> Result<Spanned<RawGroup>, LoadError> {
+    let count = match group.count {
+        None => None,
+        Some(n) => Some(RawCount(u32::try_from(n).map_err(|_| {
+            file_error(
+                file,
+                group.at,
+                format!(
+                    "group \"{}\": count {n} is not a whole number of at least 0",
+                    group.name
+                ),
+            )
+        })?)),
+    };
+    let mut volumes = BTreeMap::new();
+    for request in &group.volumes {
+        if request.volume_type != "csi" {
+            ignored.push((
+                format!(
+                    "group \"{}\" volume \"{}\" of type \"{}\" (plansim models CSI volumes)",
+                    group.name, request.alias, request.volume_type
+                ),
+                request.at,
+            ));
+            continue;
+        }
+        volumes.insert(
+            request.alias.clone(),
+            Spanned::new(raw_volume_request(file, request)?, location, location),
+        );
+    }
+    let mut tasks = Vec::with_capacity(group.tasks.len());
+    for task in &group.tasks {
+        tasks.push(Spanned::new(
+            raw_task(file, task, &volumes)?,
+            location,
+            location,
+        ));
+    }
+    Ok(Spanned::new(
+        RawGroup {
+            name: group.name.clone(),
+            count,
+            volumes: (!volumes.is_empty()).then_some(volumes),
+            reschedule: group
+                .reschedule
+                .as_ref()
+                .map(|r| raw_reschedule(file, group, r))
+                .transpose()?,
+            constraints: non_empty(map_constraints(&group.constraints, ignored)),
+            tasks,
+            spread: raw_spreads(&group.spreads, location),
+            affinity: raw_affinities(&group.affinities, location),
+            update: group.update.clone(),
+            migrate: group
+                .migrate
+                .as_ref()
+                .map(|m| raw_migrate(file, group, m))
+                .transpose()?,
+            max_client_disconnect: group.max_client_disconnect.map(RawDuration),
+            stop_after_client_disconnect: group.stop_after_client_disconnect.map(RawDuration),
+        },
+        location,
+        location,
+    ))
 }
 
 fn raw_migrate(file: &str, group: &NomadGroup, m: &NomadMigrate) -> Result<RawMigrate, LoadError> {

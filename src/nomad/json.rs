@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::job::*;
 use super::volume::NomadVolume;
 use crate::model::time::Millis;
-use crate::scenario::error::{LoadError, Position};
+use crate::scenario::error::{LoadError, Position, file_error};
 
 /// Parses JSON text, with Nomad-shaped errors.
 pub fn parse_value(text: &str, file: &str) -> Result<Value, LoadError> {

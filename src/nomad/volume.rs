@@ -1,6 +1,6 @@
 //! Nomad volume specs, the files of `nomad volume register` and `nomad
 //! volume create` (HCL), mapped onto [`RawVolume`]. The JSON forms are read
-//! by `nomad_json`, into the same [`NomadVolume`].
+//! by `nomad::json`, into the same [`NomadVolume`].
 
 use std::collections::BTreeMap;
 
@@ -8,8 +8,8 @@ use hcl::edit::Span;
 use hcl::edit::structure::{Block, Structure};
 
 use super::hcl::file::HclFile;
-use super::job::{file_error, parse_access_mode, parse_attachment_mode};
-use crate::scenario::error::{LoadError, Position};
+use super::job::{parse_access_mode, parse_attachment_mode};
+use crate::scenario::error::{LoadError, Position, file_error};
 use crate::scenario::raw::*;
 
 /// A volume spec's fields that plansim models.

@@ -162,3 +162,12 @@ pub(crate) type Fail = (Option<Location>, String);
 pub(crate) fn fail<T>(location: Location, message: impl Into<String>) -> Result<T, Fail> {
     Err((Some(location), message.into()))
 }
+
+/// A mistake in a Nomad file: where, and what was expected.
+pub fn file_error(file: &str, at: Option<Position>, message: impl Into<String>) -> LoadError {
+    LoadError {
+        file: file.to_string(),
+        position: at,
+        message: message.into(),
+    }
+}

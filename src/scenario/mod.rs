@@ -1,6 +1,7 @@
-//! The YAML side of the I/O shell: reading scenario files into the resolved
-//! model, and Nomad's own job files and volume specs (`nomad_*`) into the
-//! same raw types first. Nothing here runs a simulation.
+//! The YAML side of the I/O shell: scenario files into the resolved model
+//! (`raw`: the file's types, which Nomad's own formats in `crate::nomad` fill
+//! too; `load`: the resolver, one module per section; `error`: every load
+//! error), and back to YAML (`write`). Nothing here runs a simulation.
 
 pub mod error;
 pub mod limits;

@@ -11,8 +11,7 @@ use hcl::eval::{Context, Evaluate};
 use super::functions::{FUNCTIONS, declare_functions};
 use super::runtime::keep_runtime_interpolations;
 use crate::model::time::{Millis, parse_duration};
-use crate::nomad::job::file_error;
-use crate::scenario::error::{LoadError, Position};
+use crate::scenario::error::{LoadError, Position, file_error};
 
 /// A parsed HCL file: its text (for positions) and its evaluation context.
 pub struct HclFile<'t> {

@@ -8,7 +8,7 @@ use hcl::edit::structure::{Block, Body, Structure};
 use super::file::HclFile;
 use super::schema::{GROUP, JOB, TASK, walk};
 use crate::nomad::job::*;
-use crate::scenario::error::{LoadError, Position};
+use crate::scenario::error::{LoadError, Position, file_error};
 use crate::scenario::raw::{RawCount, RawDuration, RawUpdate};
 
 /// Parses a job file.

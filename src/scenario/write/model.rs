@@ -437,6 +437,16 @@ fn write_jobs(out: &mut String, scenario: &Scenario) {
 fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &GroupSpec) {
     let _ = writeln!(out, "      - name: {}", text(&group.name));
     let _ = writeln!(out, "        count: {}", group.count);
+    write_volume_requests(out, scenario, group);
+    write_constraints(out, "        ", &group.constraints);
+    write_preferences(out, "        ", &group.spreads, &group.affinities);
+    write_policies(out, kind, group);
+    write_node_settings(out, group);
+    write_tasks(out, scenario, group);
+}
+
+/// The group's `volumes:` requests.
+fn write_volume_requests(out: &mut String, scenario: &Scenario, group: &GroupSpec) {
     if !group.volumes.is_empty() {
         out.push_str("        volumes:\n");
         for request in &group.volumes {
@@ -469,8 +479,11 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
             let _ = writeln!(out, "{line}");
         }
     }
-    write_constraints(out, "        ", &group.constraints);
-    write_preferences(out, "        ", &group.spreads, &group.affinities);
+}
+
+/// The group's reschedule policy and update strategy, where not the job
+/// type's defaults.
+fn write_policies(out: &mut String, kind: JobKind, group: &GroupSpec) {
     let policy = &group.reschedule;
     let defaults = ReschedulePolicy::default_for(kind);
     if *policy != defaults {
@@ -509,7 +522,10 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
             duration(u.stagger)
         );
     }
-    write_node_settings(out, group);
+}
+
+/// The group's `tasks:`, rebuilt from the sums the model keeps.
+fn write_tasks(out: &mut String, scenario: &Scenario, group: &GroupSpec) {
     // The model keeps a group's sums (resources, drivers, longest run_for),
     // not its tasks: one task per driver gives the same sums, the first
     // carrying the resources.
