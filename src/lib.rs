@@ -12,6 +12,7 @@ pub mod model;
 pub mod names;
 pub mod report;
 pub mod run;
+pub mod run_command;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;

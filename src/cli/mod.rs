@@ -9,7 +9,6 @@ mod inputs;
 mod run_cmd;
 mod run_progress;
 mod sweep_cmd;
-mod traces;
 mod validate_cmd;
 
 use std::process::ExitCode;

@@ -116,7 +116,16 @@ pub fn generate(seed: u64, index: u64) -> Scenario {
         driver_names: vec!["docker".to_string()],
     };
     add_workloads(&mut scenario, seed, index);
-    super::shrink::rebuild_volume_names(&mut scenario);
+    // Every volume by name, as the loader indexes them. Written out here
+    // (shrink.rs rebuilds it the same way after a removal) so that the
+    // generator and the shrinker, whose tests generate, import nothing of
+    // each other.
+    scenario.volume_by_name = scenario
+        .volumes
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
+        .collect();
     scenario
 }
 
