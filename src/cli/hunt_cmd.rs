@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, out};
+use super::output::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, out};
 use crate::hunt::Property;
 use crate::hunt::command::{HuntRequest, HuntSession};
 use crate::model::time::{Millis, parse_duration};

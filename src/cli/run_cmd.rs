@@ -4,9 +4,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::args::{Seeds, parse_policy, parse_seeds};
 use super::inputs::{load_scenarios, scenario_files};
+use super::output::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK};
 use super::run_progress::RunBars;
-use super::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, Seeds, parse_policy, parse_seeds};
 use crate::model::policy::Policy;
 use crate::run_command::{RunRequest, run_command};
 
@@ -89,9 +90,9 @@ pub fn run(args: RunArgs) -> u8 {
     };
     let failed = outcome.failed;
     if json {
-        super::out(&outcome.json_document());
+        super::output::out(&outcome.json_document());
     } else if !args.quiet {
-        super::out(&outcome.verdict_lines(&scenarios));
+        super::output::out(&outcome.verdict_lines(&scenarios));
     }
     if failed > 0 {
         eprintln!("{failed} expectation(s) failed");

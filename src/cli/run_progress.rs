@@ -94,7 +94,7 @@ impl RunObserver for RunBars {
             }
         }
         if self.print_tables {
-            super::out(&format!("{}\n", done.table));
+            super::output::out(&format!("{}\n", done.table));
         }
     }
 

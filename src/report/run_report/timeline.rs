@@ -71,8 +71,6 @@ impl Timeline {
         let mut open_claims: BTreeMap<(GroupRef, u32, VolumeId), VecDeque<usize>> = BTreeMap::new();
         for r in trace {
             let slot = r.group.zip(r.alloc_index);
-            let node =
-                |n: Option<NodeId>| n.map_or("", |n| scenario.nodes[n.index()].name.as_str());
             match (r.kind, slot) {
                 (TraceKind::Placed, Some((g, i))) => {
                     open.insert((g, i), t.allocs.len());
@@ -143,54 +141,63 @@ impl Timeline {
                         }
                     }
                 }
-                (TraceKind::Infeasible, Some((g, i))) => {
-                    t.refusals.push((
-                        r.time,
-                        format!("{} not placed: {}", alloc_name(scenario, g, i), r.detail),
-                    ));
-                }
-                (TraceKind::JobRejected, _) => {
-                    let job = r.job.map_or("", |j| scenario.jobs[j.index()].name.as_str());
-                    t.refusals.push((
-                        r.time,
-                        format!("job {job} rejected at registration: {}", r.detail),
-                    ));
-                }
-                (TraceKind::PlanRejected, _) => {
-                    t.refusals.push((
-                        r.time,
-                        format!("plan for {} refused: {}", node(r.node), r.detail),
-                    ));
-                }
-                (
-                    TraceKind::NodeDown
-                    | TraceKind::NodeUp
-                    | TraceKind::NodeDrain
-                    | TraceKind::PluginHealth,
-                    _,
-                ) => {
-                    let detail = if r.detail.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", r.detail)
-                    };
-                    t.marks.push((
-                        r.time,
-                        format!("{} {}{detail}", r.kind.name(), node(r.node)),
-                    ));
-                }
-                (TraceKind::Scale, _) | (TraceKind::StopJob, _) => {
-                    let job = r.job.map_or("", |j| scenario.jobs[j.index()].name.as_str());
-                    t.marks.push((
-                        r.time,
-                        format!("{} {job} {}", r.kind.name(), r.detail)
-                            .trim_end()
-                            .to_string(),
-                    ));
-                }
-                _ => {}
+                _ => t.note(scenario, r),
             }
         }
         t
+    }
+    /// A refusal (a placement not made, a job or a node plan rejected) or
+    /// an operator event, from its trace row.
+    fn note(&mut self, scenario: &Scenario, r: &TraceRecord) {
+        let t = self;
+        let node = |n: Option<NodeId>| n.map_or("", |n| scenario.nodes[n.index()].name.as_str());
+        match (r.kind, r.group.zip(r.alloc_index)) {
+            (TraceKind::Infeasible, Some((g, i))) => {
+                t.refusals.push((
+                    r.time,
+                    format!("{} not placed: {}", alloc_name(scenario, g, i), r.detail),
+                ));
+            }
+            (TraceKind::JobRejected, _) => {
+                let job = r.job.map_or("", |j| scenario.jobs[j.index()].name.as_str());
+                t.refusals.push((
+                    r.time,
+                    format!("job {job} rejected at registration: {}", r.detail),
+                ));
+            }
+            (TraceKind::PlanRejected, _) => {
+                t.refusals.push((
+                    r.time,
+                    format!("plan for {} refused: {}", node(r.node), r.detail),
+                ));
+            }
+            (
+                TraceKind::NodeDown
+                | TraceKind::NodeUp
+                | TraceKind::NodeDrain
+                | TraceKind::PluginHealth,
+                _,
+            ) => {
+                let detail = if r.detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", r.detail)
+                };
+                t.marks.push((
+                    r.time,
+                    format!("{} {}{detail}", r.kind.name(), node(r.node)),
+                ));
+            }
+            (TraceKind::Scale, _) | (TraceKind::StopJob, _) => {
+                let job = r.job.map_or("", |j| scenario.jobs[j.index()].name.as_str());
+                t.marks.push((
+                    r.time,
+                    format!("{} {job} {}", r.kind.name(), r.detail)
+                        .trim_end()
+                        .to_string(),
+                ));
+            }
+            _ => {}
+        }
     }
 }

@@ -6,8 +6,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::html::esc;
-use super::layout::*;
-use super::timeline::{End, Timeline};
+use super::layout::{
+    Axis, GAP, LABEL_CHARS, LANE, MAX_BARS, MAX_NODE_LANES, MAX_ROWS, MAX_VOLUME_LANES, TOP, WIDTH,
+    X0, X1, rows, tick_label,
+};
+use super::timeline::{AllocBar, ClaimBar, End, Timeline};
 use crate::model::ids::{NodeId, VolumeId};
 use crate::model::policy::Policy;
 use crate::model::scenario::Scenario;
@@ -32,6 +35,37 @@ fn rect(
     );
 }
 
+/// A lane's label. Long names are cut to fit the label column; the full
+/// name is the tooltip.
+fn label(body: &mut String, y: f64, text: &str, class: &str) {
+    let shown: String = if text.chars().count() > LABEL_CHARS {
+        text.chars().take(LABEL_CHARS - 1).chain(['…']).collect()
+    } else {
+        text.to_string()
+    };
+    let _ = write!(
+        body,
+        "<text class=\"{class}\" x=\"{:.1}\" y=\"{:.1}\">{}<title>{}</title></text>",
+        X0 - 6.0,
+        y + LANE - 3.0,
+        esc(&shown),
+        esc(text)
+    );
+}
+
+/// The lanes drawn so far, top to bottom.
+struct Lanes<'a> {
+    scenario: &'a Scenario,
+    axis: Axis,
+    horizon: Millis,
+    body: String,
+    notes: Vec<String>,
+    /// The top of the next lane.
+    y: f64,
+    /// Bars drawn (allocations plus claims), at most MAX_BARS.
+    bars: usize,
+}
+
 /// The SVG timeline of one policy's run.
 pub(super) fn timeline_svg(
     scenario: &Scenario,
@@ -40,49 +74,67 @@ pub(super) fn timeline_svg(
     divergence: Option<Millis>,
 ) -> String {
     let horizon = scenario.horizon;
-    let axis = Axis::new(horizon);
     let t = Timeline::read(scenario, trace);
-    let mut body = String::new();
-    let mut notes: Vec<String> = Vec::new();
-    let mut y = TOP;
-    // Long names are cut to fit the label column; the full name is the tooltip.
-    let label = |body: &mut String, y: f64, text: &str, class: &str| {
-        let shown: String = if text.chars().count() > LABEL_CHARS {
-            text.chars().take(LABEL_CHARS - 1).chain(['…']).collect()
-        } else {
-            text.to_string()
-        };
-        let _ = write!(
-            body,
-            "<text class=\"{class}\" x=\"{:.1}\" y=\"{:.1}\">{}<title>{}</title></text>",
-            X0 - 6.0,
-            y + LANE - 3.0,
-            esc(&shown),
-            esc(text)
-        );
+    let mut lanes = Lanes {
+        scenario,
+        axis: Axis::new(horizon),
+        horizon,
+        body: String::new(),
+        notes: Vec::new(),
+        y: TOP,
+        bars: 0,
     };
-    let mut bars = 0usize;
-
-    // All allocations at once: how many are pending and running, per pixel.
-    let _ = write!(body, "<g class=\"lane aggregate\">");
-    let (lane, peak) = aggregate(&axis, &t, y, LANE * 2.0, horizon);
-    label(
-        &mut body,
-        y + LANE / 2.0,
-        &format!("allocations, all nodes (peak {peak})"),
-        "lane-label",
+    lanes.aggregate_lane(&t);
+    lanes.refusals_lane(&t);
+    lanes.node_lanes(&t);
+    lanes.volume_lanes(&t);
+    let bottom = lanes.y;
+    let over = overlay(&lanes.axis, &t, divergence, bottom);
+    let axis_svg = axis_svg(&lanes.axis, bottom);
+    let height = bottom + 26.0;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" data-policy=\"{}\" viewBox=\"0 0 {WIDTH} {height:.0}\" width=\"{WIDTH}\" height=\"{height:.0}\" role=\"img\" aria-label=\"timeline of {}\">",
+        policy.name(),
+        policy.name()
     );
-    body.push_str(&lane);
-    body.push_str("</g>");
-    y += LANE * 2.0 + GAP;
+    svg.push_str(&axis_svg);
+    svg.push_str(&lanes.body);
+    svg.push_str(&over);
+    svg.push_str("</svg>");
+    for note in lanes.notes {
+        let _ = write!(svg, "<p class=\"note\">{}</p>", esc(&note));
+    }
+    svg
+}
 
-    // The scheduler: placements it could not make, node plans refused.
-    if !t.refusals.is_empty() {
+impl Lanes<'_> {
+    /// All allocations at once: how many are pending and running, per pixel.
+    fn aggregate_lane(&mut self, t: &Timeline) {
+        let y = self.y;
+        let _ = write!(self.body, "<g class=\"lane aggregate\">");
+        let (lane, peak) = aggregate(&self.axis, t, y, LANE * 2.0, self.horizon);
+        label(
+            &mut self.body,
+            y + LANE / 2.0,
+            &format!("allocations, all nodes (peak {peak})"),
+            "lane-label",
+        );
+        self.body.push_str(&lane);
+        self.body.push_str("</g>");
+        self.y += LANE * 2.0 + GAP;
+    }
+
+    /// The scheduler: placements it could not make, node plans refused.
+    fn refusals_lane(&mut self, t: &Timeline) {
+        if t.refusals.is_empty() {
+            return;
+        }
+        let (y, body) = (self.y, &mut self.body);
         let _ = write!(body, "<g class=\"lane scheduler\">");
-        label(&mut body, y, "not placed / rejected", "lane-label");
+        label(body, y, "not placed / rejected", "lane-label");
         let mut last_x = f64::NEG_INFINITY;
         for (at, text) in &t.refusals {
-            let x = axis.x(*at);
+            let x = self.axis.x(*at);
             if x - last_x < 2.0 {
                 continue;
             }
@@ -97,20 +149,36 @@ pub(super) fn timeline_svg(
             );
         }
         body.push_str("</g>");
-        y += LANE + GAP;
+        self.y += LANE + GAP;
     }
 
-    // One lane per node that ran something.
-    let mut by_node: BTreeMap<NodeId, Vec<usize>> = BTreeMap::new();
-    for (i, a) in t.allocs.iter().enumerate() {
-        by_node.entry(a.node).or_default().push(i);
-    }
-    let mut hidden_allocs = 0usize;
-    for (lane, (node, allocs)) in by_node.iter().enumerate() {
-        if lane >= MAX_NODE_LANES || bars >= MAX_BARS {
-            hidden_allocs += allocs.len();
-            continue;
+    /// One lane per node that ran something.
+    fn node_lanes(&mut self, t: &Timeline) {
+        let mut by_node: BTreeMap<NodeId, Vec<usize>> = BTreeMap::new();
+        for (i, a) in t.allocs.iter().enumerate() {
+            by_node.entry(a.node).or_default().push(i);
         }
+        let mut hidden_allocs = 0usize;
+        for (lane, (node, allocs)) in by_node.iter().enumerate() {
+            if lane >= MAX_NODE_LANES || self.bars >= MAX_BARS {
+                hidden_allocs += allocs.len();
+                continue;
+            }
+            hidden_allocs += self.node_lane(t, *node, allocs);
+        }
+        if hidden_allocs > 0 {
+            self.notes.push(format!(
+                "{hidden_allocs} of {} allocations on {} nodes not drawn (at most {MAX_NODE_LANES} node lanes, {MAX_ROWS} rows each, {MAX_BARS} bars in all); the aggregate lane counts them all",
+                t.allocs.len(),
+                by_node.len(),
+            ));
+        }
+    }
+
+    /// One node's lane; returns how many of its allocations were not drawn.
+    fn node_lane(&mut self, t: &Timeline, node: NodeId, allocs: &[usize]) -> usize {
+        let horizon = self.horizon;
+        let y = self.y;
         let spans: Vec<(Millis, Millis)> = allocs
             .iter()
             .map(|&i| {
@@ -120,145 +188,160 @@ pub(super) fn timeline_svg(
             .collect();
         let placed_rows = rows(&spans);
         let height = LANE * placed_rows.iter().flatten().max().map_or(1, |r| r + 1) as f64;
-        let node_name = &scenario.nodes[node.index()].name;
+        let node_name = &self.scenario.nodes[node.index()].name;
         let _ = write!(
-            body,
+            self.body,
             "<g class=\"lane node\" data-node=\"{}\">",
             esc(node_name)
         );
         let _ = write!(
-            body,
+            self.body,
             "<rect class=\"lane-bg\" x=\"{X0}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{height:.1}\"/>",
             X1 - X0
         );
-        label(&mut body, y, node_name, "lane-label");
+        label(&mut self.body, y, node_name, "lane-label");
         let mut overflow = 0;
         for (&i, row) in allocs.iter().zip(&placed_rows) {
             let Some(row) = row else {
                 overflow += 1;
                 continue;
             };
-            if bars >= MAX_BARS {
+            if self.bars >= MAX_BARS {
                 overflow += 1;
                 continue;
             }
-            bars += 1;
-            let a = &t.allocs[i];
+            self.bars += 1;
             let top = y + LANE * *row as f64 + 1.0;
-            let h = LANE - 2.0;
-            let end = a.end.map_or(horizon, |(e, _)| e);
-            let pending_end = a.claiming.or(a.running).unwrap_or(end);
-            rect(
-                &mut body,
-                &axis,
-                (a.placed, pending_end),
-                (top, h),
-                "pending",
-                &format!("{} pending on {} from {} s", a.name, node_name, a.placed),
-            );
-            if let Some(c) = a.claiming {
-                rect(
-                    &mut body,
-                    &axis,
-                    (c, a.running.unwrap_or(end)),
-                    (top, h),
-                    "claiming",
-                    &format!("{} claiming from {c} s", a.name),
-                );
-            }
-            if let Some(r) = a.running {
-                rect(
-                    &mut body,
-                    &axis,
-                    (r, end),
-                    (top, h),
-                    "running",
-                    &format!("{} running from {r} s", a.name),
-                );
-            }
-            if let Some((e, kind)) = a.end {
-                let (class, word) = match kind {
-                    End::Failed => ("failed", "failed"),
-                    End::Complete => ("complete", "complete"),
-                    End::Lost => ("lost", "lost"),
-                    End::Stopped => ("stopped", "stopped"),
-                };
-                let _ = write!(
-                    body,
-                    "<rect class=\"{class}\" x=\"{:.1}\" y=\"{top:.1}\" width=\"3\" height=\"{h:.1}\"><title>{} {word} at {e} s</title></rect>",
-                    axis.x(e) - 1.5,
-                    esc(&a.name)
-                );
-            }
-            let x = axis.x(a.running.unwrap_or(a.placed));
-            if axis.x(end) - x > 7.0 * a.name.len() as f64 {
-                let _ = write!(
-                    body,
-                    "<text class=\"bar-label\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-                    x + 3.0,
-                    top + h - 2.5,
-                    esc(&a.name)
-                );
-            }
+            self.alloc_bar(&t.allocs[i], node_name, top);
         }
         if overflow > 0 {
-            hidden_allocs += overflow;
             let _ = write!(
-                body,
+                self.body,
                 "<text class=\"overflow\" x=\"{:.1}\" y=\"{:.1}\">+{overflow} not drawn</text>",
                 X1 - 3.0,
                 y + LANE - 3.0
             );
         }
-        body.push_str("</g>");
-        y += height + GAP;
-    }
-    if hidden_allocs > 0 {
-        notes.push(format!(
-            "{hidden_allocs} of {} allocations on {} nodes not drawn (at most {MAX_NODE_LANES} node lanes, {MAX_ROWS} rows each, {MAX_BARS} bars in all); the aggregate lane counts them all",
-            t.allocs.len(),
-            by_node.len(),
-        ));
+        self.body.push_str("</g>");
+        self.y += height + GAP;
+        overflow
     }
 
-    // One lane per volume that was claimed.
-    let mut by_volume: BTreeMap<VolumeId, Vec<usize>> = BTreeMap::new();
-    for (i, c) in t.claims.iter().enumerate() {
-        by_volume.entry(c.volume).or_default().push(i);
-    }
-    let mut hidden_claims = 0usize;
-    for (lane, (volume, claims)) in by_volume.iter().enumerate() {
-        if lane >= MAX_VOLUME_LANES || bars >= MAX_BARS {
-            hidden_claims += claims.len();
-            continue;
+    /// One allocation's bar: pending, claiming, running, and how it ended.
+    fn alloc_bar(&mut self, a: &AllocBar, node_name: &str, top: f64) {
+        let (axis, body) = (&self.axis, &mut self.body);
+        let h = LANE - 2.0;
+        let end = a.end.map_or(self.horizon, |(e, _)| e);
+        let pending_end = a.claiming.or(a.running).unwrap_or(end);
+        rect(
+            body,
+            axis,
+            (a.placed, pending_end),
+            (top, h),
+            "pending",
+            &format!("{} pending on {} from {} s", a.name, node_name, a.placed),
+        );
+        if let Some(c) = a.claiming {
+            rect(
+                body,
+                axis,
+                (c, a.running.unwrap_or(end)),
+                (top, h),
+                "claiming",
+                &format!("{} claiming from {c} s", a.name),
+            );
         }
+        if let Some(r) = a.running {
+            rect(
+                body,
+                axis,
+                (r, end),
+                (top, h),
+                "running",
+                &format!("{} running from {r} s", a.name),
+            );
+        }
+        if let Some((e, kind)) = a.end {
+            let (class, word) = match kind {
+                End::Failed => ("failed", "failed"),
+                End::Complete => ("complete", "complete"),
+                End::Lost => ("lost", "lost"),
+                End::Stopped => ("stopped", "stopped"),
+            };
+            let _ = write!(
+                body,
+                "<rect class=\"{class}\" x=\"{:.1}\" y=\"{top:.1}\" width=\"3\" height=\"{h:.1}\"><title>{} {word} at {e} s</title></rect>",
+                axis.x(e) - 1.5,
+                esc(&a.name)
+            );
+        }
+        let x = axis.x(a.running.unwrap_or(a.placed));
+        if axis.x(end) - x > 7.0 * a.name.len() as f64 {
+            let _ = write!(
+                body,
+                "<text class=\"bar-label\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+                x + 3.0,
+                top + h - 2.5,
+                esc(&a.name)
+            );
+        }
+    }
+
+    /// One lane per volume that was claimed.
+    fn volume_lanes(&mut self, t: &Timeline) {
+        let mut by_volume: BTreeMap<VolumeId, Vec<usize>> = BTreeMap::new();
+        for (i, c) in t.claims.iter().enumerate() {
+            by_volume.entry(c.volume).or_default().push(i);
+        }
+        let mut hidden_claims = 0usize;
+        for (lane, (volume, claims)) in by_volume.iter().enumerate() {
+            if lane >= MAX_VOLUME_LANES || self.bars >= MAX_BARS {
+                hidden_claims += claims.len();
+                continue;
+            }
+            hidden_claims += self.volume_lane(t, *volume, claims);
+        }
+        if hidden_claims > 0 {
+            self.notes.push(format!(
+                "{hidden_claims} of {} claims on {} volumes not drawn (at most {MAX_VOLUME_LANES} volume lanes, {MAX_ROWS} rows each, {MAX_BARS} bars in all)",
+                t.claims.len(),
+                by_volume.len()
+            ));
+        }
+    }
+
+    /// One volume's lane, its violation windows shaded; returns how many of
+    /// its claims were not drawn.
+    fn volume_lane(&mut self, t: &Timeline, volume: VolumeId, claims: &[usize]) -> usize {
+        let horizon = self.horizon;
+        let y = self.y;
         let spans: Vec<(Millis, Millis)> = claims
             .iter()
             .map(|&i| (t.claims[i].granted, t.claims[i].freed.unwrap_or(horizon)))
             .collect();
         let claim_rows = rows(&spans);
         let height = LANE * claim_rows.iter().flatten().max().map_or(1, |r| r + 1) as f64;
-        let spec = &scenario.volumes[volume.index()];
+        let spec = &self.scenario.volumes[volume.index()];
         let _ = write!(
-            body,
+            self.body,
             "<g class=\"lane volume\" data-volume=\"{}\">",
             esc(&spec.name)
         );
         let _ = write!(
-            body,
+            self.body,
             "<rect class=\"lane-bg volume-bg\" x=\"{X0}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{height:.1}\"/>",
             X1 - X0
         );
         label(
-            &mut body,
+            &mut self.body,
             y,
             &format!("{} ({})", spec.name, spec.nominal_access_mode()),
             "lane-label volume-label",
         );
-        for w in t.windows.iter().filter(|w| w.volume_id == *volume) {
+        for w in t.windows.iter().filter(|w| w.volume_id == volume) {
             rect(
-                &mut body,
-                &axis,
+                &mut self.body,
+                &self.axis,
                 (w.from, w.to),
                 (y, height),
                 "violation-lane",
@@ -268,72 +351,73 @@ pub(super) fn timeline_svg(
                 ),
             );
         }
+        let mut hidden = 0;
         for (&i, row) in claims.iter().zip(&claim_rows) {
             let Some(row) = row else {
-                hidden_claims += 1;
+                hidden += 1;
                 continue;
             };
-            if bars >= MAX_BARS {
-                hidden_claims += 1;
+            if self.bars >= MAX_BARS {
+                hidden += 1;
                 continue;
             }
-            bars += 1;
-            let c = &t.claims[i];
+            self.bars += 1;
             let top = y + LANE * *row as f64 + 2.0;
-            let h = LANE - 4.0;
-            let end = c.freed.unwrap_or(horizon);
-            let held_end = c.releasing.unwrap_or(end);
-            let mode = c.mode.name();
-            rect(
-                &mut body,
-                &axis,
-                (c.granted, held_end),
-                (top, h),
-                &format!("claim-{mode}"),
-                &format!("{} holds a {mode} claim from {} s", c.holder, c.granted),
-            );
-            if let Some(r) = c.releasing {
-                rect(
-                    &mut body,
-                    &axis,
-                    (r, end),
-                    (top, h),
-                    &format!("claim-{mode} releasing"),
-                    &format!(
-                        "{}'s {mode} claim being released from {r} s (detach, then freed{})",
-                        c.holder,
-                        c.freed.map_or(String::new(), |f| format!(" at {f} s"))
-                    ),
-                );
-            }
-            let x = axis.x(c.granted);
-            let text = format!("{} ({mode})", c.holder);
-            if axis.x(held_end) - x > 6.5 * text.len() as f64 {
-                let _ = write!(
-                    body,
-                    "<text class=\"bar-label light\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-                    x + 3.0,
-                    top + h - 1.5,
-                    esc(&text)
-                );
-            }
+            self.claim_bar(&t.claims[i], top);
         }
-        body.push_str("</g>");
-        y += height + GAP;
+        self.body.push_str("</g>");
+        self.y += height + GAP;
+        hidden
     }
-    if hidden_claims > 0 {
-        notes.push(format!(
-            "{hidden_claims} of {} claims on {} volumes not drawn (at most {MAX_VOLUME_LANES} volume lanes, {MAX_ROWS} rows each, {MAX_BARS} bars in all)",
-            t.claims.len(),
-            by_volume.len()
-        ));
-    }
-    let bottom = y;
 
-    // Over every lane: violation windows, operator events, the divergence.
-    // Labels go in rows above the lanes (the divergence's on top, then two
-    // rows of operator events, then violations), each row filled left to
-    // right; a label that would run past the plot ends at its line instead.
+    /// One claim's bar: held, then being released.
+    fn claim_bar(&mut self, c: &ClaimBar, top: f64) {
+        let (axis, body) = (&self.axis, &mut self.body);
+        let h = LANE - 4.0;
+        let end = c.freed.unwrap_or(self.horizon);
+        let held_end = c.releasing.unwrap_or(end);
+        let mode = c.mode.name();
+        rect(
+            body,
+            axis,
+            (c.granted, held_end),
+            (top, h),
+            &format!("claim-{mode}"),
+            &format!("{} holds a {mode} claim from {} s", c.holder, c.granted),
+        );
+        if let Some(r) = c.releasing {
+            rect(
+                body,
+                axis,
+                (r, end),
+                (top, h),
+                &format!("claim-{mode} releasing"),
+                &format!(
+                    "{}'s {mode} claim being released from {r} s (detach, then freed{})",
+                    c.holder,
+                    c.freed.map_or(String::new(), |f| format!(" at {f} s"))
+                ),
+            );
+        }
+        let x = axis.x(c.granted);
+        let text = format!("{} ({mode})", c.holder);
+        if axis.x(held_end) - x > 6.5 * text.len() as f64 {
+            let _ = write!(
+                body,
+                "<text class=\"bar-label light\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+                x + 3.0,
+                top + h - 1.5,
+                esc(&text)
+            );
+        }
+    }
+}
+
+/// Over every lane: violation windows, operator events, the divergence.
+/// Labels go in rows above the lanes (the divergence's on top, then two
+/// rows of operator events, then violations), each row filled left to
+/// right; a label that would run past the plot ends at its line instead.
+fn overlay(axis: &Axis, t: &Timeline, divergence: Option<Millis>, bottom: f64) -> String {
     let mut label_rows: [f64; 4] = [f64::NEG_INFINITY; 4];
     let mut place =
         |x: f64, text: &str, rows: std::ops::Range<usize>| -> (f64, f64, &'static str) {
@@ -395,7 +479,11 @@ pub(super) fn timeline_svg(
             esc(text)
         );
     }
-    // The axis.
+    over
+}
+
+/// The time axis under the lanes, with a grid line per tick.
+fn axis_svg(axis: &Axis, bottom: f64) -> String {
     let mut axis_svg = format!(
         "<g class=\"axis\"><line x1=\"{X0}\" x2=\"{X1}\" y1=\"{bottom:.1}\" y2=\"{bottom:.1}\"/>"
     );
@@ -410,20 +498,7 @@ pub(super) fn timeline_svg(
         );
     }
     axis_svg.push_str("</g>");
-    let height = bottom + 26.0;
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" data-policy=\"{}\" viewBox=\"0 0 {WIDTH} {height:.0}\" width=\"{WIDTH}\" height=\"{height:.0}\" role=\"img\" aria-label=\"timeline of {}\">",
-        policy.name(),
-        policy.name()
-    );
-    svg.push_str(&axis_svg);
-    svg.push_str(&body);
-    svg.push_str(&over);
-    svg.push_str("</svg>");
-    for note in notes {
-        let _ = write!(svg, "<p class=\"note\">{}</p>", esc(&note));
-    }
-    svg
+    axis_svg
 }
 
 /// The aggregate lane: allocations pending (placed, not yet running) and
