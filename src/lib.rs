@@ -13,6 +13,7 @@ pub mod names;
 pub mod nomad;
 pub mod report;
 pub mod run;
+pub mod run_command;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;

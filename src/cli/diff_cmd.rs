@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK};
+use super::output::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK};
 use crate::model::metrics::Metric;
 use crate::report::diff::{DiffOptions, Tolerances, compare, render_markdown, render_text};
 use crate::report::results;
@@ -62,9 +62,9 @@ fn diff(args: &DiffArgs) -> Result<bool, String> {
     let new = results::read(&args.new)?;
     let diff = compare(&old, &new, &options);
     match args.format {
-        Format::Text => super::out(&render_text(&diff)),
-        Format::Markdown => super::out(&render_markdown(&diff)),
-        Format::Json => super::out(&crate::report::diff::render_json(&diff)),
+        Format::Text => super::output::out(&render_text(&diff)),
+        Format::Markdown => super::output::out(&render_markdown(&diff)),
+        Format::Json => super::output::out(&crate::report::diff::render_json(&diff)),
     }
     Ok(diff.is_empty())
 }

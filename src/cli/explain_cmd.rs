@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::{EXIT_BAD_INPUT, EXIT_OK, parse_policy};
+use super::args::parse_policy;
+use super::output::{EXIT_BAD_INPUT, EXIT_OK};
 use crate::explain::{explain, render_text};
 use crate::model::policy::Policy;
 use crate::scenario::load_file;
@@ -52,8 +53,8 @@ pub fn run(args: ExplainArgs) -> u8 {
         }
     };
     match args.format {
-        Format::Text => super::out(&render_text(&explanation)),
-        Format::Json => super::out(&format!(
+        Format::Text => super::output::out(&render_text(&explanation)),
+        Format::Json => super::output::out(&format!(
             "{}\n",
             serde_json::to_string_pretty(&explanation).expect("an explanation serialises")
         )),

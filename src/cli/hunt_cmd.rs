@@ -8,12 +8,10 @@ use std::path::PathBuf;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, out};
-use crate::hunt::report::{file_name, render, reproduces};
-use crate::hunt::{Hunt, Property, Source};
+use super::output::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, out};
+use crate::hunt::Property;
+use crate::hunt::command::{HuntRequest, HuntSession};
 use crate::model::time::{Millis, parse_duration};
-use crate::report::atomic::write_atomic;
-use crate::scenario::load_file;
 
 /// The properties, one per line, for `--help` (the long help of
 /// `--property`: the subcommand's own `after_help` is set in `cli/mod.rs`).
@@ -110,56 +108,17 @@ pub fn run(args: HuntArgs) -> u8 {
 }
 
 fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
-    let base = match &args.from {
-        Some(path) => Some(load_file(path).map_err(|err| err.to_string())?),
-        None => None,
-    };
-    let properties: Vec<Property> = if args.properties.is_empty() {
-        Property::ALL
-            .into_iter()
-            .filter(|&p| p != Property::Expect || base.is_some())
-            .collect()
-    } else {
-        Property::ALL
-            .into_iter()
-            .filter(|p| args.properties.contains(p))
-            .collect()
-    };
-    if properties.contains(&Property::Expect) {
-        match &base {
-            None => {
-                return Err(
-                    "--property expect checks a scenario's own expect block: give it with --from SCENARIO"
-                        .to_string(),
-                );
-            }
-            Some(s) if s.expectations.is_empty() => {
-                return Err(format!(
-                    "{}: has no expect block for --property expect to check",
-                    args.from.as_ref().expect("base came from --from").display()
-                ));
-            }
-            Some(_) => {}
-        }
-    }
-    let hunt = Hunt {
-        seed: args.seed,
-        properties,
-        source: base.as_ref().map_or(Source::Generated, Source::From),
-    };
-    let dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("hunt-{}", args.seed)));
     let threads = args.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,
     );
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|err| format!("cannot start {threads} worker threads: {err}"))?;
-
+    let session = HuntSession::open(&HuntRequest {
+        seed: args.seed,
+        properties: &args.properties,
+        from: args.from.as_deref(),
+        out: args.out.as_deref(),
+        threads,
+    })?;
     let (runs, time_limit) = match args.budget {
         Budget::Runs(n) => (n, None),
         Budget::Time(t) => (MAX_HUNT_RUNS, Some(std::time::Duration::from_millis(t.0))),
@@ -170,79 +129,15 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     // itself never reads it.
     #[allow(clippy::disallowed_methods)]
     let started = std::time::Instant::now();
-    let search = pool.install(|| {
-        hunt.search(runs, |progress| {
-            bar.set_position(progress.tried);
-            bar.set_message(format!("{} failing", progress.failing));
-            time_limit.is_none_or(|limit| started.elapsed() < limit)
-        })
+    let search = session.search(runs, |progress| {
+        bar.set_position(progress.tried);
+        bar.set_message(format!("{} failing", progress.failing));
+        time_limit.is_none_or(|limit| started.elapsed() < limit)
     });
     bar.finish_and_clear();
     let searched = started.elapsed();
-    let findings = pool.install(|| hunt.shrink_all(&search));
-
-    let from_label = args.from.as_ref().map(|p| p.display().to_string());
-    let mut files = Vec::new();
-    for finding in &findings {
-        let text = render(&hunt, finding, from_label.as_deref());
-        match reproduces(&text, finding) {
-            Ok(true) => {}
-            Ok(false) => {
-                return Err(format!(
-                    "internal error: the minimal scenario for {} does not fail again once written; nothing was written",
-                    finding.property.name()
-                ));
-            }
-            Err(err) => {
-                return Err(format!(
-                    "internal error: the minimal scenario for {} does not load once written ({err}); nothing was written",
-                    finding.property.name()
-                ));
-            }
-        }
-        files.push((dir.join(file_name(finding.property)), text));
-    }
-    if !files.is_empty() {
-        std::fs::create_dir_all(&dir)
-            .map_err(|err| format!("{}: cannot create: {err}", dir.display()))?;
-        for (path, text) in &files {
-            write_atomic(path, text.as_bytes())
-                .map_err(|err| format!("{}: cannot write: {err}", path.display()))?;
-        }
-    }
-
-    let mut report = format!(
-        "hunt: seed {}, {} scenario(s) checked, {} broke a property{}\n",
-        hunt.seed,
-        search.tried,
-        search.failing,
-        match &from_label {
-            Some(f) => format!(" (mutants of {f})"),
-            None => String::new(),
-        }
-    );
-    for result in &search.results {
-        let (property, count) = (&result.property, result.failing);
-        match &result.first {
-            None => report.push_str(&format!("  {:<27} held\n", property.name())),
-            Some((index, failure)) => {
-                report.push_str(&format!(
-                    "  {:<27} FAILED in {count} scenario(s); first #{index}: {}\n",
-                    property.name(),
-                    failure.message
-                ));
-                if let Some(finding) = findings.iter().find(|f| f.property == *property) {
-                    report.push_str(&format!(
-                        "  {:<27} minimal ({} checks): {}\n",
-                        "",
-                        finding.checks,
-                        dir.join(file_name(*property)).display()
-                    ));
-                }
-            }
-        }
-    }
-    out(&report);
+    let outcome = session.finish(&search)?;
+    out(&outcome.summary);
     if !args.quiet && searched.as_secs_f64() > 0.0 {
         // Timing is not output: it goes to stderr and never into a file.
         eprintln!(
@@ -252,10 +147,10 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
             search.tried as f64 / searched.as_secs_f64()
         );
     }
-    Ok(if findings.is_empty() {
-        EXIT_OK
-    } else {
+    Ok(if outcome.found {
         EXIT_EXPECT_FAILED
+    } else {
+        EXIT_OK
     })
 }
 

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
-use super::{EXIT_BAD_INPUT, EXIT_OK};
+use super::output::{EXIT_BAD_INPUT, EXIT_OK};
 use crate::import::nomad::{ExportFiles, import};
 use crate::report::atomic::write_atomic;
 use crate::scenario::load::read_limited;

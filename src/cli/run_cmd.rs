@@ -4,15 +4,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::args::{Seeds, parse_policy, parse_seeds};
 use super::inputs::{load_scenarios, scenario_files};
-use super::run_progress;
-use super::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, Seeds, parse_policy, parse_seeds};
+use super::output::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK};
+use super::run_progress::RunBars;
 use crate::model::policy::Policy;
-use crate::report::atomic::write_atomic;
-use crate::report::summary::{self, SummaryRow};
-use crate::report::trace_csv::{self, TraceFile};
-use crate::report::{outdir, run_report, table};
-use crate::run::{RunPlan, RunResult, run_scenario_observed, run_scenario_streamed};
+use crate::run_command::{RunRequest, run_command};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -66,204 +63,36 @@ pub fn run(args: RunArgs) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
-    // Claimed (locked) before anything runs; released, and removed if still
-    // empty, when this function returns.
-    let _out_dir = match args
-        .out
-        .as_deref()
-        .map(|out| outdir::claim(out, outdir::Kind::Run))
-    {
-        Some(Err(message)) => {
-            eprintln!("{message}");
-            return EXIT_BAD_INPUT;
-        }
-        claimed => claimed,
-    };
-    if let Some(dir) = &args.report
-        && let Err(err) = std::fs::create_dir_all(dir)
-    {
-        eprintln!("{}: cannot create output directory: {err}", dir.display());
-        return EXIT_BAD_INPUT;
-    }
-    let plan = RunPlan {
-        policies: (!args.schedulers.is_empty()).then(|| args.schedulers.clone()),
-        seeds: args
-            .seeds
+    let json = args.format == super::explain_cmd::Format::Json;
+    let request = RunRequest::new(
+        (!args.schedulers.is_empty()).then(|| args.schedulers.clone()),
+        args.seeds
             .clone()
             .map(|s| s.0)
             .or(args.seed.map(|seed| vec![seed])),
-        // The report draws its timelines from the traces (kept in memory).
-        trace: args.report.is_some(),
+        args.out.as_deref(),
+        args.trace,
+        args.report.as_deref(),
+        json,
+    );
+    let mut bars = RunBars {
+        quiet: args.quiet,
+        print_tables: !args.quiet && !json,
     };
-    // Without a report, `--trace` streams each run's trace to its file as
-    // the run goes (held nowhere); the files are put in place only once
-    // every run has finished.
-    let stream_to = args
-        .out
-        .as_deref()
-        .filter(|_| args.trace && args.report.is_none());
-    let json = args.format == super::explain_cmd::Format::Json;
-
-    let mut rows: Vec<SummaryRow> = Vec::new();
-    let mut tables = String::new();
-    let mut failed = 0usize;
-    let mut verdicts: Vec<Vec<table::Verdict>> = Vec::new();
-    let mut json_scenarios: Vec<serde_json::Value> = Vec::new();
-    let mut report_pages: Vec<(String, String, Vec<table::Verdict>)> = Vec::new();
-    let page_files = run_report::page_file_names(scenarios.iter().map(|s| s.name.as_str()));
-    // Every run first: a run that hit the event cap is bad input, and bad
-    // input writes nothing.
-    let all: Vec<_> = scenarios
-        .iter()
-        .map(|scenario| {
-            let runs = plan.policies_for(scenario).len() * plan.seeds_for(scenario).len();
-            let bar = run_progress::bar(scenario, runs, args.quiet);
-            let events = std::sync::atomic::AtomicU64::new(0);
-            let progress = |ms, steps| run_progress::report(&bar, &events, ms, steps);
-            let results: Vec<(RunResult, Option<TraceFile>)> = match stream_to {
-                Some(out) => run_scenario_streamed(scenario, &plan, &progress, &|policy, seed| {
-                    let name = trace_csv::file_name(&scenario.name, policy.name(), seed);
-                    TraceFile::create(&out.join(name), scenario)
-                })
-                .into_iter()
-                .map(|(result, file)| (result, Some(file)))
-                .collect(),
-                None => run_scenario_observed(scenario, &plan, &progress)
-                    .into_iter()
-                    .map(|result| (result, None))
-                    .collect(),
-            };
-            bar.finish_and_clear();
-            results
-        })
-        .collect();
-    let mut written_traces = std::collections::BTreeSet::new();
-    let mut stopped = false;
-    for (scenario, results) in scenarios.iter().zip(&all) {
-        for (result, _) in results {
-            if let Some(why) = &result.stopped_early {
-                eprintln!(
-                    "{} ({}, seed {}): {why}",
-                    scenario.name, result.row.policy, result.row.seed
-                );
-                stopped = true;
+    let outcome = match run_command(&scenarios, &request, &mut bars) {
+        Ok(outcome) => outcome,
+        Err(lines) => {
+            for line in lines {
+                eprintln!("{line}");
             }
+            return EXIT_BAD_INPUT;
         }
-    }
-    if stopped {
-        return EXIT_BAD_INPUT;
-    }
-    for (scenario, results) in scenarios.iter().zip(all) {
-        let (results, trace_files): (Vec<RunResult>, Vec<Option<TraceFile>>) =
-            results.into_iter().unzip();
-        let table = table::render(scenario, &results);
-        for result in &results {
-            for outcome in result.outcomes.iter().filter(|o| !o.held) {
-                failed += 1;
-                if args.quiet {
-                    eprintln!(
-                        "{} (seed {}): expect failed: {} (actual {})",
-                        scenario.name,
-                        result.row.seed,
-                        outcome.expectation,
-                        outcome.actual.render()
-                    );
-                }
-            }
-        }
-        if !args.quiet && !json {
-            super::out(&format!("{table}\n"));
-        }
-        let scenario_verdicts = table::verdicts(&results);
-        if json {
-            json_scenarios.push(table::scenario_json(scenario, &results, &scenario_verdicts));
-        }
-        if let Some(dir) = &args.report {
-            let file = page_files[report_pages.len()].clone();
-            if let Err(message) = write(
-                &dir.join(&file),
-                run_report::scenario_page(scenario, &results).as_bytes(),
-            ) {
-                eprintln!("{message}");
-                return EXIT_BAD_INPUT;
-            }
-            report_pages.push((scenario.name.clone(), file, scenario_verdicts.clone()));
-        }
-        verdicts.push(scenario_verdicts);
-        tables.push_str(&table);
-        tables.push('\n');
-        if let Some(out) = args.out.as_ref().filter(|_| args.trace) {
-            for (result, file) in results.iter().zip(trace_files) {
-                let name =
-                    trace_csv::file_name(&scenario.name, result.row.policy.name(), result.row.seed);
-                let path = out.join(&name);
-                let written = match (file, &result.trace) {
-                    (Some(file), _) => file
-                        .commit()
-                        .map_err(|err| format!("{}: cannot write: {err}", path.display())),
-                    (None, Some(trace)) => write(&path, &trace_csv::render(scenario, trace)),
-                    (None, None) => continue,
-                };
-                written_traces.insert(name);
-                if let Err(message) = written {
-                    eprintln!("{message}");
-                    return EXIT_BAD_INPUT;
-                }
-            }
-        }
-        rows.extend(results.into_iter().map(|r| r.row));
-    }
-    if let Some(out) = &args.out {
-        summary::sort_rows(&mut rows);
-        let comparison = format!(
-            "# plansim comparison\n\nThe terminal tables of `plansim run`, one per scenario. \
-             Generated with summary.csv; do not edit.\n\n```text\n{}```\n",
-            tables.trim_end().to_string() + "\n"
-        );
-        for (name, bytes) in [
-            ("summary.csv", summary::render(&rows)),
-            ("comparison.md", comparison.into_bytes()),
-        ] {
-            if let Err(message) = write(&out.join(name), &bytes) {
-                eprintln!("{message}");
-                return EXIT_BAD_INPUT;
-            }
-        }
-        // Traces of an earlier run in DIR that this run did not write would
-        // read as this run's: remove them (only names plansim writes).
-        match super::traces::remove_stale(out, &written_traces) {
-            Ok(removed) if !removed.is_empty() && !args.quiet => eprintln!(
-                "removed {} trace file(s) of an earlier run from {}",
-                removed.len(),
-                out.display()
-            ),
-            Ok(_) => {}
-            Err(message) => {
-                eprintln!("{message}");
-                return EXIT_BAD_INPUT;
-            }
-        }
-    }
-    if let Some(dir) = &args.report
-        && let Err(message) = write(
-            &dir.join("index.html"),
-            run_report::index_page(&report_pages).as_bytes(),
-        )
-    {
-        eprintln!("{message}");
-        return EXIT_BAD_INPUT;
-    }
+    };
+    let failed = outcome.failed;
     if json {
-        super::out(&table::json_document(json_scenarios, &verdicts));
+        super::output::out(&outcome.json_document());
     } else if !args.quiet {
-        let mut lines = String::new();
-        for (scenario, scenario_verdicts) in scenarios.iter().zip(&verdicts) {
-            lines.push_str(&table::verdict_line(scenario, scenario_verdicts));
-            lines.push('\n');
-        }
-        lines.push_str(&table::total_line(&verdicts));
-        lines.push('\n');
-        super::out(&lines);
+        super::output::out(&outcome.verdict_lines(&scenarios));
     }
     if failed > 0 {
         eprintln!("{failed} expectation(s) failed");
@@ -271,8 +100,4 @@ pub fn run(args: RunArgs) -> u8 {
     } else {
         EXIT_OK
     }
-}
-
-fn write(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
-    write_atomic(path, bytes).map_err(|err| format!("{}: cannot write: {err}", path.display()))
 }

@@ -8,7 +8,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::inputs::{FileKind, file_kind};
-use super::{EXIT_BAD_INPUT, EXIT_OK};
+use super::output::{EXIT_BAD_INPUT, EXIT_OK};
 use crate::experiment::grid::Shard;
 use crate::sweep::{self, Sweep};
 
@@ -157,7 +157,7 @@ fn print_rendered(rendered: &sweep::Rendered, quiet: bool) {
         return;
     }
     for line in &rendered.headlines {
-        super::out(&format!("{line}\n"));
+        super::output::out(&format!("{line}\n"));
     }
     eprintln!("wrote {}", rendered.index_html.display());
 }

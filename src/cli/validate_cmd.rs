@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::inputs::{FileKind, file_kind, load_checked, scenario_files};
-use super::{EXIT_BAD_INPUT, EXIT_OK};
+use super::output::{EXIT_BAD_INPUT, EXIT_OK};
 
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
@@ -45,7 +45,7 @@ pub fn run(args: ValidateArgs) -> u8 {
                     .flat_map(|j| &j.groups)
                     .map(|g| u64::from(g.count))
                     .sum();
-                super::out(&format!(
+                super::output::out(&format!(
                     "ok {}: {} ({} nodes, {} volumes, {} jobs, {} allocations, {} events)\n",
                     file.display(),
                     scenario.name,
@@ -73,7 +73,7 @@ fn validate_experiment(file: &std::path::Path) -> Result<(), String> {
     for warning in &experiment.warnings {
         eprintln!("warning: {warning}");
     }
-    super::out(&format!(
+    super::output::out(&format!(
         "ok {}: this is an experiment file ({}): {} grid points x {} policies x {} seeds = {} runs, every grid point valid; run it with plansim sweep {}\n",
         file.display(),
         experiment.name,

@@ -9,15 +9,8 @@ use super::stats::{Summary, summarize};
 use crate::model::metrics::{Metric, Metrics};
 use crate::model::policy::Policy;
 
-/// The metrics plots and headlines focus on.
-pub const MAIN_METRICS: [Metric; 6] = [
-    Metric::ClaimFailures,
-    Metric::Reschedules,
-    Metric::Violations,
-    Metric::ViolationSeconds,
-    Metric::Infeasible,
-    Metric::FirstFullS,
-];
+/// Re-exported for the sweep report's imports.
+pub use super::spec::MAIN_METRICS;
 
 /// Every run's metrics as columns: per grid point and policy (a "slot",
 /// `point * policies + p`: their runs are consecutive), per metric (in

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{Explanation, SideDecision};
+use super::explanation::{Explanation, SideDecision};
 
 /// Renders an explanation as the narrative `plansim explain` prints.
 pub fn render_text(e: &Explanation) -> String {

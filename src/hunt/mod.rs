@@ -2,6 +2,8 @@
 //! then shrink it to a minimal reproduction. Property-based testing aimed
 //! at scheduling policies.
 //!
+//! - `command.rs`: `plansim hunt` as a library call (search, shrink,
+//!   the files written, the summary printed);
 //! - `generate.rs`: the default generator (seed-report-sized scenarios,
 //!   straight into the model);
 //! - `mutate.rs`: mutants of a given scenario (`--from`);
@@ -15,6 +17,7 @@
 //! search stops only between batches, so with a budget in runs the same
 //! seed finds and shrinks the same scenarios on any number of threads.
 
+pub mod command;
 pub mod generate;
 pub mod mutate;
 pub mod property;

@@ -8,6 +8,7 @@ pub mod journal;
 pub mod outdir;
 pub mod results;
 pub mod run_report;
+pub mod stale_traces;
 pub mod summary;
 pub mod sweep;
 pub mod table;

@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use crate::model::expect::ExpectationOutcome;
 use crate::model::metrics::{Metric, MetricValue};
 use crate::model::policy::Policy;
 use crate::model::scenario::Scenario;
@@ -32,6 +33,16 @@ pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
     for line in wrap(&scenario.description, 78) {
         let _ = writeln!(out, "   {line}");
     }
+    metric_rows(&mut out, &policies, results);
+    expectation_lines(&mut out, &outcomes);
+    rejections(&mut out, results);
+    placement_failures(&mut out, scenario, results, seeds.len());
+    out
+}
+
+/// The metric rows, one column per policy; a `*` marks a row whose policies
+/// differ.
+fn metric_rows(out: &mut String, policies: &[Policy], results: &[RunResult]) {
     // The contract's first metrics always; the later ones (deployments,
     // availability) only where some run has something to show, so a
     // scenario without updates keeps its compact table.
@@ -83,6 +94,10 @@ pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
         }
         out.push('\n');
     }
+}
+
+/// How many expectations hold, and each that failed.
+fn expectation_lines(out: &mut String, outcomes: &[&ExpectationOutcome]) {
     let held = outcomes.iter().filter(|o| o.held).count();
     if !outcomes.is_empty() {
         let _ = writeln!(out, "   expect: {held} of {} hold", outcomes.len());
@@ -100,7 +115,10 @@ pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
             outcome.expectation
         );
     }
-    // Registration errors, once per policy and job (the same on every seed).
+}
+
+/// Registration errors, once per policy and job (the same on every seed).
+fn rejections(out: &mut String, results: &[RunResult]) {
     let mut rejected: Vec<(Policy, &str)> = Vec::new();
     for result in results {
         for (_, problem) in &result.rejections {
@@ -112,7 +130,16 @@ pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
     for (policy, problem) in rejected {
         let _ = writeln!(out, "   {policy}: registration rejected: {problem}");
     }
-    // The same failure on several seeds is shown once, with its seeds.
+}
+
+/// Placement failures in Nomad's words; the same failure on several seeds
+/// is shown once, with its seeds (out of `seed_count`).
+fn placement_failures(
+    out: &mut String,
+    scenario: &Scenario,
+    results: &[RunResult],
+    seed_count: usize,
+) {
     let mut blocks: Vec<(Policy, String, Vec<u64>)> = Vec::new();
     for result in results {
         let mut block = String::new();
@@ -137,9 +164,9 @@ pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
         );
     }
     for (policy, block, block_seeds) in blocks {
-        let _ = if seeds.len() == 1 {
+        let _ = if seed_count == 1 {
             writeln!(out, "     {policy}:")
-        } else if block_seeds.len() == seeds.len() {
+        } else if block_seeds.len() == seed_count {
             writeln!(out, "     {policy}, every seed:")
         } else {
             let list: Vec<String> = block_seeds.iter().map(u64::to_string).collect();
@@ -147,7 +174,6 @@ pub fn render(scenario: &Scenario, results: &[RunResult]) -> String {
         };
         out.push_str(&block);
     }
-    out
 }
 
 /// One cell: the value, or `lo..hi` over seeds; `-` for never, and a `?`
