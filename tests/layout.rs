@@ -133,6 +133,10 @@ fn no_function_is_over_the_line_limit() {
     );
 }
 
+/// For each file of `src/`, the files it imports from, each with the first
+/// line that does.
+type FileGraph = BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>;
+
 /// A module path below `crate`, e.g. `["sim", "server", "applier"]`.
 type ModulePath = Vec<String>;
 
@@ -296,7 +300,7 @@ impl<'ast> Visit<'ast> for PathsWritten {
 
 /// The library's file graph: for each file, the files it imports from,
 /// each with the first line that does.
-fn import_graph() -> BTreeMap<PathBuf, BTreeMap<PathBuf, usize>> {
+fn import_graph() -> FileGraph {
     let files: Vec<(PathBuf, ModulePath, syn::File)> = rust_files(&root().join("src"))
         .into_iter()
         .filter_map(|file| {
@@ -305,9 +309,15 @@ fn import_graph() -> BTreeMap<PathBuf, BTreeMap<PathBuf, usize>> {
             Some((file, module, ast))
         })
         .collect();
-    let table = ModuleTable::new(&files);
-    let mut graph: BTreeMap<PathBuf, BTreeMap<PathBuf, usize>> = BTreeMap::new();
-    for (file, module, ast) in &files {
+    graph_of(&files)
+}
+
+/// The file graph of parsed files: for each file, the files it imports
+/// from, each with the first line that does.
+fn graph_of(files: &[(PathBuf, ModulePath, syn::File)]) -> FileGraph {
+    let table = ModuleTable::new(files);
+    let mut graph: FileGraph = BTreeMap::new();
+    for (file, module, ast) in files {
         let mut paths = PathsWritten {
             current: module.clone(),
             found: Vec::new(),
@@ -326,9 +336,9 @@ fn import_graph() -> BTreeMap<PathBuf, BTreeMap<PathBuf, usize>> {
 }
 
 /// The strongly connected components of more than one file (Tarjan).
-fn circles(graph: &BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>) -> Vec<Vec<PathBuf>> {
+fn circles(graph: &FileGraph) -> Vec<Vec<PathBuf>> {
     struct Tarjan<'g> {
-        graph: &'g BTreeMap<PathBuf, BTreeMap<PathBuf, usize>>,
+        graph: &'g FileGraph,
         index: BTreeMap<&'g PathBuf, usize>,
         low: BTreeMap<&'g PathBuf, usize>,
         stack: Vec<&'g PathBuf>,
@@ -462,24 +472,7 @@ fn the_circle_check_sees_a_circle_and_resolves_paths() {
         Some("src/a/c.rs")
     );
     assert_eq!(file_of("a::b", "std::fmt"), None);
-    let mut graph: BTreeMap<PathBuf, BTreeMap<PathBuf, usize>> = BTreeMap::new();
-    for (file, module, ast) in &files {
-        let mut paths = PathsWritten {
-            current: module.clone(),
-            found: Vec::new(),
-        };
-        paths.visit_file(ast);
-        for (from, segments, line) in paths.found {
-            if let Some(target) = table.resolve(&from, &segments)
-                && target != file
-            {
-                graph
-                    .entry(file.clone())
-                    .or_default()
-                    .insert(target.clone(), line);
-            }
-        }
-    }
+    let graph = graph_of(&files);
     let found = circles(&graph);
     let expected: Vec<PathBuf> = ["src/a/b.rs", "src/a/c.rs", "src/a/mod.rs"]
         .into_iter()

@@ -26,13 +26,13 @@
 //! `impl Simulation` block; the struct and the types it holds live in files
 //! that import none of those handlers, so the file graph has no circle.
 
-pub mod client;
+pub(crate) mod client;
 mod distinct_invariants;
 mod event_loop;
 mod initial;
 mod invariants;
 mod seen;
-pub mod server;
+pub(crate) mod server;
 mod simulation;
 mod stall;
 pub mod state;
