@@ -18,19 +18,14 @@ pub struct Imported {
 
 /// Reads the export into a scenario named `name`.
 pub fn import(files: &ExportFiles, name: &str) -> Result<Imported, LoadError> {
-    let cluster = read(files)?;
+    let imported = read(files)?;
     let yaml = to_yaml(&WrittenScenario {
         name: name.to_string(),
         description: "Imported from a Nomad cluster's HTTP API by plansim import nomad.".into(),
-        nodes: cluster.nodes,
-        plugins: cluster.plugins,
-        volumes: cluster.volumes,
-        jobs: cluster.jobs,
-        initial_allocations: cluster.initial_allocations,
-        start_events: cluster.start_events,
+        cluster: imported.cluster,
     })?;
     Ok(Imported {
         yaml,
-        notes: cluster.notes,
+        notes: imported.notes,
     })
 }

@@ -15,20 +15,15 @@ use super::json::{parse_job, parse_value, volume_from_value};
 use super::volume::to_raw_volume;
 use crate::scenario::error::{LoadError, Position, file_error};
 use crate::scenario::raw::*;
-use crate::scenario::write::raw::StartEvent;
+use crate::scenario::write::raw::{RawCluster, StartEvent};
 
 /// The files of an export, by path inside DIR (`/`-separated).
 pub type ExportFiles = BTreeMap<String, String>;
 
 /// What the export says about the cluster, as raw types.
 pub struct ImportedCluster {
-    pub nodes: Vec<RawNode>,
-    pub plugins: Vec<RawPlugin>,
-    pub volumes: Vec<RawVolume>,
-    pub jobs: Vec<RawJob>,
-    pub initial_allocations: Vec<RawInitialAllocation>,
-    /// Nodes down or draining now, as timeline events at 0s.
-    pub start_events: Vec<StartEvent>,
+    /// Nodes down or draining now are timeline events at 0s in it.
+    pub cluster: RawCluster,
     /// What was left out, narrowed or assumed, one line each, in the order
     /// found.
     pub notes: Vec<String>,
@@ -131,7 +126,7 @@ pub fn read(files: &ExportFiles) -> Result<ImportedCluster, LoadError> {
         ));
     }
     let initial_allocations = read_allocations(&export, &job_ids, &node_names, &mut notes)?;
-    Ok(ImportedCluster {
+    let cluster = RawCluster {
         nodes,
         plugins: plugins
             .into_iter()
@@ -148,8 +143,8 @@ pub fn read(files: &ExportFiles) -> Result<ImportedCluster, LoadError> {
         jobs,
         initial_allocations,
         start_events,
-        notes,
-    })
+    };
+    Ok(ImportedCluster { cluster, notes })
 }
 
 /// A note for every file plansim does not read.

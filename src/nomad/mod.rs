@@ -18,10 +18,11 @@
 //!   the input of `plansim import nomad DIR`.
 //!
 //! To come (issue 30), each beside `api` and producing the same
-//! `api::ImportedCluster`: `debug` for `plansim import nomad-debug ARCHIVE`
-//! (the archive of `nomad operator debug`, whose per-server and cluster
-//! directories hold the same JSON responses), and `live` for `--address
-//! URL` (the same endpoints read over HTTP instead of from files).
+//! `api::ImportedCluster` (a `scenario::write::raw::RawCluster` and its
+//! notes): `debug` for `plansim import nomad-debug ARCHIVE` (the archive
+//! of `nomad operator debug`, whose per-server and cluster directories
+//! hold the same JSON responses), and `live` for `--address URL` (the same
+//! endpoints read over HTTP instead of from files).
 
 pub mod api;
 pub mod files;

@@ -11,6 +11,13 @@ use crate::scenario::raw::*;
 pub struct WrittenScenario {
     pub name: String,
     pub description: String,
+    pub cluster: RawCluster,
+}
+
+/// A cluster as a Nomad source describes it, in raw types: what every
+/// reader of a live cluster's state (`crate::nomad::api`, and the debug
+/// archive and live API to come) produces and this writer writes.
+pub struct RawCluster {
     pub nodes: Vec<RawNode>,
     pub plugins: Vec<RawPlugin>,
     pub volumes: Vec<RawVolume>,
@@ -50,7 +57,8 @@ struct OutputEvent<'s> {
 
 /// The scenario as YAML text, ending in a newline.
 pub fn to_yaml(scenario: &WrittenScenario) -> Result<String, LoadError> {
-    let events: Vec<OutputEvent> = scenario
+    let cluster = &scenario.cluster;
+    let events: Vec<OutputEvent> = cluster
         .start_events
         .iter()
         .map(|event| match event {
@@ -69,11 +77,11 @@ pub fn to_yaml(scenario: &WrittenScenario) -> Result<String, LoadError> {
     let output = Output {
         name: &scenario.name,
         description: &scenario.description,
-        nodes: &scenario.nodes,
-        plugins: &scenario.plugins,
-        volumes: &scenario.volumes,
-        jobs: &scenario.jobs,
-        initial_allocations: &scenario.initial_allocations,
+        nodes: &cluster.nodes,
+        plugins: &cluster.plugins,
+        volumes: &cluster.volumes,
+        jobs: &cluster.jobs,
+        initial_allocations: &cluster.initial_allocations,
         events: (!events.is_empty()).then_some(events),
     };
     let mut yaml = serde_saphyr::to_string(&output).map_err(|err| LoadError {
