@@ -82,6 +82,13 @@ impl Simulation<'_> {
             if let Some(failure) = failures.get_mut(&want.group) {
                 failure.unplaced += 1;
                 self.blocked.insert(job);
+                // Nomad never appends the stop of an update it does not
+                // try: the old allocation keeps running.
+                if let PlacementKind::Updates(previous) = want.kind
+                    && self.keeps_stop(previous, &self.resolve_volumes(want.group, want.index))
+                {
+                    plan.stops.push(previous);
+                }
                 continue;
             }
             let volumes = self.resolve_volumes(want.group, want.index);
@@ -96,8 +103,14 @@ impl Simulation<'_> {
                 _ => Vec::new(),
             };
             if let PlacementKind::Updates(previous) = want.kind {
-                // The stop is in the plan before the placement is tried, so
-                // the old allocation's resources are free for the new one.
+                // computePlacements appends the stop just before the
+                // placement is tried, so the old allocation's resources
+                // (and its place for distinct_hosts and distinct_property)
+                // are free for the new one.
+                plan.stops.push(previous);
+                if let Some(prefs) = ctx.preferences.as_deref_mut() {
+                    self.note_plan_stop(prefs, previous, true);
+                }
                 let old = &self.allocs[previous.index()];
                 let spec = &self.scenario.jobs[job.index()].groups_of(old.version)
                     [want.group.group_index()];
@@ -188,8 +201,16 @@ impl Simulation<'_> {
             && !self.keeps_stop(previous, volumes)
         {
             // generic_sched.go computePlacements: a destructive
-            // update that cannot be placed keeps the old one.
-            plan.stops.retain(|&s| s != previous);
+            // update that cannot be placed keeps the old one (PopUpdate).
+            let popped = plan.stops.pop();
+            debug_assert_eq!(
+                popped,
+                Some(previous),
+                "the update's stop is the plan's last"
+            );
+            if let Some(prefs) = ctx.preferences.as_deref_mut() {
+                self.note_plan_stop(prefs, previous, false);
+            }
             let old = &self.allocs[previous.index()];
             let spec = &self.scenario.jobs[plan.job.index()].groups_of(old.version)
                 [want.group.group_index()];

@@ -45,19 +45,43 @@ impl PropertySet {
     /// Counts an allocation of `group` on `node` in one of the maps, if
     /// the set covers the group and the node has the attribute.
     pub(crate) fn tally(&mut self, which: Which, group: GroupRef, node: &NodeSpec) {
-        if !self.covers(group) {
-            return;
+        if let Some((map, key)) = self.count_of(which, group, node) {
+            *map.entry(key).or_default() += 1;
         }
-        let Some(value) = target_value(&self.target, node) else {
-            return;
-        };
-        let key = self.key(value).to_string();
+    }
+
+    /// Takes back one [`PropertySet::tally`]: the plan popped a stop it
+    /// had appended.
+    fn untally(&mut self, which: Which, group: GroupRef, node: &NodeSpec) {
+        if let Some((map, key)) = self.count_of(which, group, node)
+            && let Some(count) = map.get_mut(&key)
+        {
+            *count -= 1;
+            if *count == 0 {
+                map.remove(&key);
+            }
+        }
+    }
+
+    /// The map `which` and the key an allocation of `group` on `node`
+    /// counts under, if the set covers the group and the node has the
+    /// attribute.
+    fn count_of(
+        &mut self,
+        which: Which,
+        group: GroupRef,
+        node: &NodeSpec,
+    ) -> Option<(&mut BTreeMap<String, u64>, String)> {
+        if !self.covers(group) {
+            return None;
+        }
+        let key = self.key(target_value(&self.target, node)?).to_string();
         let map = match which {
             Which::Existing => &mut self.existing,
             Which::Proposed => &mut self.proposed,
             Which::Cleared => &mut self.cleared,
         };
-        *map.entry(key).or_default() += 1;
+        Some((map, key))
     }
 
     pub(crate) fn covers(&self, group: GroupRef) -> bool {
@@ -134,6 +158,20 @@ pub(crate) struct Preferences {
     spread_weight_sum: i32,
     /// 2.0.5's lowestSpreadBoost (starts at -1 for each evaluation).
     lowest_boost: f64,
+}
+
+impl Preferences {
+    /// Every property set built so far: the job's distinct_property sets,
+    /// then each prepared group's spread and distinct_property sets.
+    fn sets_mut(&mut self) -> impl Iterator<Item = &mut PropertySet> {
+        self.job_property_sets.iter_mut().map(|(_, s)| s).chain(
+            self.groups.iter_mut().flatten().flat_map(|g| {
+                g.spread_sets
+                    .iter_mut()
+                    .chain(g.property_sets.iter_mut().map(|(_, s)| s))
+            }),
+        )
+    }
 }
 
 /// Whether a distinct_hosts constraint is on: the first one in the list
@@ -424,15 +462,31 @@ impl Simulation<'_> {
     pub(crate) fn note_proposed(&self, prefs: &mut Preferences, node: NodeId, group: GroupRef) {
         prefs.proposed.push((node, group));
         let node_spec = &self.scenario.nodes[node.index()];
-        let sets = prefs.job_property_sets.iter_mut().map(|(_, s)| s).chain(
-            prefs.groups.iter_mut().flatten().flat_map(|g| {
-                g.spread_sets
-                    .iter_mut()
-                    .chain(g.property_sets.iter_mut().map(|(_, s)| s))
-            }),
-        );
-        for set in sets {
+        for set in prefs.sets_mut() {
             set.tally(Which::Proposed, group, node_spec);
+        }
+    }
+
+    /// The plan now stops `id` (a destructive update's old allocation,
+    /// appended just before its replacement is tried), or, with
+    /// `stopped == false`, no longer does (the replacement found no node
+    /// and the plan popped the stop). Nomad's iterators read the plan
+    /// afresh at every placement (ProposedAllocs, propertySet
+    /// PopulateProposed), so what the later placements see follows.
+    pub(crate) fn note_plan_stop(&self, prefs: &mut Preferences, id: AllocId, stopped: bool) {
+        let alloc = &self.allocs[id.index()];
+        let node_spec = &self.scenario.nodes[alloc.node.index()];
+        if stopped {
+            prefs.stops.push(id);
+        } else if let Some(at) = prefs.stops.iter().rposition(|&s| s == id) {
+            prefs.stops.remove(at);
+        }
+        for set in prefs.sets_mut() {
+            if stopped {
+                set.tally(Which::Cleared, alloc.group, node_spec);
+            } else {
+                set.untally(Which::Cleared, alloc.group, node_spec);
+            }
         }
     }
 }

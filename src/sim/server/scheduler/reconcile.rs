@@ -145,8 +145,9 @@ impl Simulation<'_> {
         } else {
             self.destructive_budget(group, placing, failed_untainted)
         };
+        // The old allocation's stop is not in the plan yet: the scheduler
+        // appends it just before it tries the replacement.
         for (index, id) in outdated.into_iter().take(budget) {
-            stops.push(id);
             wants.push(Want::new(group, index, PlacementKind::Updates(id)));
         }
         self.join_in_place(group);
