@@ -107,6 +107,14 @@ pub struct Release {
     /// Jobs that run a CSI plugin are drained with the system jobs, last
     /// (`draining_node.go:IsDone`, `RemainingAllocs`; #12324, 1.3.0).
     pub drains_plugin_jobs_last: bool,
+
+    // --- Server: deployment watcher (nomad/deploymentwatcher/)
+    /// A deployment with a progress deadline fails at an unhealthy
+    /// allocation that has no reschedule attempt left, instead of waiting
+    /// for the deadline (`deployment_watcher.go:shouldFailEarly`; #17341,
+    /// 1.6.0). Before, only a group without a progress deadline fails at
+    /// its first unhealthy allocation.
+    pub fails_deployment_early: bool,
 }
 
 /// How the server checks a new claim against the volume's current mode.
@@ -185,6 +193,7 @@ pub static NOMAD_1_2_6: Release = Release {
     disconnects_clients: false,
     drain_counts_migrating_healthy: true,
     drains_plugin_jobs_last: false,
+    fails_deployment_early: false,
 };
 
 /// v2.0.5: the newest tag, "current Nomad". The `validate` policy, and
@@ -213,6 +222,7 @@ pub static NOMAD_2_0_5: Release = Release {
     disconnects_clients: true,
     drain_counts_migrating_healthy: false,
     drains_plugin_jobs_last: true,
+    fails_deployment_early: true,
 };
 
 /// Every supported release, oldest first.

@@ -437,7 +437,14 @@ impl Simulation<'_> {
             // failed allocation waits for the job's next evaluation.
             self.enqueue_eval(group.job);
         }
-        self.unblock_class(node);
+        if terminal != AllocState::Lost {
+            // fsm.go applyAllocClientUpdate unblocks the node's class when
+            // the client reports an allocation complete or failed (a stopped
+            // one is reported complete once its task is killed). A lost
+            // allocation is marked by the servers (node down, plan), not
+            // reported by its client: nothing is unblocked.
+            self.unblock_class(node);
+        }
         self.drain_watch();
     }
 

@@ -281,9 +281,19 @@ impl Simulation<'_> {
         }
         let slot = self.slot_key(placement.group, placement.index, placement.node);
         let job = &mut self.jobs[placement.group.job.index()];
+        let rescheduled_canary = match placement.kind {
+            PlacementKind::Reschedules(previous) => {
+                job.canaries.iter().position(|&c| c == previous)
+            }
+            _ => None,
+        };
         if placement.kind == PlacementKind::Canary {
             // A canary runs beside the slot's allocation until promoted.
             job.canaries.push(id);
+        } else if let Some(at) = rescheduled_canary {
+            // A failed canary's reschedule is a canary in its place
+            // (computePlacements: `canary: IsCanary()`).
+            job.canaries[at] = id;
         } else {
             job.latest[placement.group.group_index()].insert(slot, id);
         }

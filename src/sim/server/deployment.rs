@@ -15,11 +15,12 @@ use std::collections::BTreeSet;
 use crate::model::ids::{AllocId, GroupRef, JobId};
 use crate::model::scenario::UpdateStrategy;
 use crate::model::time::Millis;
+use crate::sim::server::reschedule::{RESCHEDULE_WINDOW, attempts_left, reschedule_eligible};
 use crate::sim::server::scheduler::plan::{PlacementKind, ResolvedVolume, Want};
 use crate::sim::simulation::{Event, Simulation};
 use crate::sim::state::alloc_parts::MaybeSeq;
 use crate::sim::state::slots::Slots;
-use crate::sim::state::store::{Deployment, DeploymentStatus, JobStatus};
+use crate::sim::state::store::{AllocState, Deployment, DeploymentStatus, JobStatus};
 use crate::sim::trace::{TraceKind, TraceRecord};
 
 impl Simulation<'_> {
@@ -240,7 +241,10 @@ impl Simulation<'_> {
 
     /// The allocation failed (or missed its health deadline) before it was
     /// healthy: without a progress deadline the deployment fails at once
-    /// (shouldFailEarly); with one, the deadline decides.
+    /// (handleAllocUpdate; shouldFailEarly from 1.6); with one, the deadline
+    /// decides, except that from 1.6 (#17341) an allocation with no
+    /// reschedule attempt left fails it at once (shouldFailEarly:
+    /// `RescheduleEligible` of the group's policy at the watcher's now).
     pub(crate) fn deploy_alloc_unhealthy(&mut self, id: AllocId) {
         let alloc = &mut self.allocs[id.index()];
         let job = alloc.group.job;
@@ -260,7 +264,21 @@ impl Simulation<'_> {
             .is_some_and(|u| u.progress_deadline == Millis::ZERO);
         if no_deadline {
             self.fail_deployment(job, "failed due to unhealthy allocations");
+        } else if self.behaviour.release.fails_deployment_early && !self.may_try_again(id) {
+            // The same status description as above
+            // (DeploymentStatusDescriptionFailedAllocations).
+            self.fail_deployment(job, "failed due to unhealthy allocations");
         }
+    }
+
+    /// Whether the group's reschedule policy leaves the allocation another
+    /// attempt now (structs `RescheduleTracker.RescheduleEligible`).
+    fn may_try_again(&self, id: AllocId) -> bool {
+        let alloc = &self.allocs[id.index()];
+        let policy = &self.scenario.jobs[alloc.group.job.index()].groups_of(alloc.version)
+            [alloc.group.group_index()]
+        .reschedule;
+        attempts_left(policy, alloc.reschedule_history(), self.now())
     }
 
     /// Whether an allocation counts as healthy for `deployment`: one it
@@ -424,7 +442,14 @@ impl Simulation<'_> {
             return false;
         }
         let allocs = &self.allocs;
-        state.canaries.retain(|id| allocs[id.index()].is_live());
+        let seq = state.deployment.as_ref().map(|d| d.seq);
+        // A failed canary of the deployment stays among its canaries
+        // (PlacedCanaries) until its reschedule replaces it, so it is not
+        // placed anew (see `reschedule_canaries`).
+        state.canaries.retain(|id| {
+            let a = &allocs[id.index()];
+            a.is_live() || (a.state == AllocState::Failed && a.deployment.get() == seq)
+        });
         state.displaced.retain(|id| allocs[id.index()].is_live());
         stops.extend(
             state
@@ -445,9 +470,10 @@ impl Simulation<'_> {
             if a.group != group {
                 continue;
             }
-            if a.deployment.is_none() || a.deployment.get() != active || a.migrate {
+            let stale = a.deployment.is_none() || a.deployment.get() != active || a.migrate;
+            if stale && a.is_live() {
                 stops.push(id);
-            } else {
+            } else if !stale {
                 placed += 1;
                 current.insert(a.index);
             }
@@ -477,6 +503,55 @@ impl Simulation<'_> {
         }
         let d = self.jobs[job.index()].deployment.as_ref();
         d.is_some_and(|d| !d.promoted && d.desired_canaries[g] > 0)
+    }
+
+    /// The group's failed canaries of the active deployment, rescheduled
+    /// under the group's reschedule policy as any failed allocation is
+    /// (reconcile_util.go filterByRescheduleable, updateByReschedulable; the
+    /// deployment watcher's allowReplacements marks a failed allocation of
+    /// a progress-based deployment for rescheduling at once): now if due
+    /// within 1s or at the follow-up evaluation made for it, else a
+    /// follow-up at its time (pushed to `later`). The replacement is a
+    /// canary again (computePlacements: `canary: IsCanary()`), which keeps
+    /// the canary's name. A failed deployment's canaries are stopped
+    /// instead (handleGroupCanaries), and are not among the active ones.
+    pub(crate) fn reschedule_canaries(
+        &self,
+        group: GroupRef,
+        wants: &mut Vec<Want>,
+        later: &mut Vec<(AllocId, Millis)>,
+    ) {
+        let now = self.now();
+        let state = &self.jobs[group.job.index()];
+        let Some(active) = self
+            .active_deployment(group.job)
+            .filter(|d| d.version == state.version)
+            .map(|d| d.seq)
+        else {
+            return;
+        };
+        for &id in &state.canaries {
+            let a = &self.allocs[id.index()];
+            if a.group != group
+                || a.state != AllocState::Failed
+                || a.deployment.get() != Some(active)
+            {
+                continue;
+            }
+            let policy = &self.scenario.jobs[group.job.index()].groups_of(a.version)
+                [group.group_index()]
+            .reschedule;
+            let Some(due) = reschedule_eligible(policy, a.reschedule_history(), a.failed_at())
+            else {
+                continue;
+            };
+            let followup_due = a.followup_at().is_some_and(|at| at <= now);
+            if followup_due || due <= now + RESCHEDULE_WINDOW {
+                wants.push(Want::new(group, a.index, PlacementKind::Reschedules(id)));
+            } else if a.followup_at().is_none() {
+                later.push((id, due));
+            }
+        }
     }
 
     /// Allocations that already run the deployment's version but predate
@@ -616,6 +691,10 @@ impl Simulation<'_> {
         let mut promoted = 0;
         for id in canaries {
             let a = &self.allocs[id.index()];
+            if !a.is_live() {
+                // A failed canary not replaced: it takes no slot.
+                continue;
+            }
             if a.deployment.get() != Some(seq) {
                 state.canaries.push(id);
                 continue;

@@ -70,6 +70,25 @@ pub fn reschedule_eligible(
     eligible.then_some(failed_at + delay)
 }
 
+/// Whether the reschedule policy leaves the allocation an attempt at `at`
+/// (structs `RescheduleTracker.RescheduleEligible`, what the deployment
+/// watcher's `shouldFailEarly` asks): unlimited, or a first attempt, or
+/// fewer than `attempts` reschedules within `interval` before `at`. Unlike
+/// [`reschedule_eligible`] the next delay is not compared with the interval.
+pub fn attempts_left(policy: &ReschedulePolicy, previous: &[(Millis, Millis)], at: Millis) -> bool {
+    if policy.unlimited {
+        return true;
+    }
+    if policy.attempts == 0 {
+        return false;
+    }
+    let attempted = previous
+        .iter()
+        .filter(|&&(when, _)| at - when < policy.interval)
+        .count();
+    attempted < policy.attempts as usize
+}
+
 /// Groups the due times of allocations to reschedule later into follow-up
 /// evaluations: sorted, each evaluation at the first due time of a 5s batch.
 /// Returns the evaluation time for each input, in input order.
@@ -212,6 +231,27 @@ mod tests {
             followup_windows(&[s(10), s(3), s(7), s(8), s(13)]),
             [s(8), s(3), s(3), s(8), s(13)]
         );
+    }
+
+    /// deployment_watcher.go shouldFailEarly reads RescheduleEligible: the
+    /// attempts within the interval, not the next delay.
+    #[test]
+    fn attempts_left_counts_the_interval_only() {
+        let s = Millis::from_secs;
+        let mut limited = policy(DelayFunction::Exponential, 30, 3600);
+        limited.unlimited = false;
+        limited.attempts = 1;
+        limited.interval = s(100);
+        assert!(attempts_left(&limited, &[], s(10)));
+        assert!(!attempts_left(&limited, &[(s(5), s(30))], s(10)));
+        assert!(attempts_left(&limited, &[(s(5), s(30))], s(200)));
+        limited.attempts = 0;
+        assert!(!attempts_left(&limited, &[], s(10)));
+        assert!(attempts_left(
+            &policy(DelayFunction::Constant, 5, 0),
+            &[],
+            s(1)
+        ));
     }
 
     #[test]

@@ -18,6 +18,10 @@ pub(crate) struct Drains {
     pub(crate) batch: Vec<AllocId>,
     /// Times a drainer pass is queued for.
     pub(crate) passes: BTreeSet<Millis>,
+    /// The job watcher sent marks and waits for them to be written; then
+    /// it waits for the next allocation update after its own write
+    /// (watch_jobs.go watch: `waitIndex = req.Resp.Index()`).
+    pub(crate) watcher_waiting: bool,
 }
 
 /// Why the drainer marked a node plugin allocation for migration.

@@ -127,6 +127,11 @@ impl Simulation<'_> {
         }
         let mut marks = Vec::new();
         let mut wake: Option<Millis> = None;
+        if self.drains.watcher_waiting {
+            // The job watcher is blocked on its batch (watch_jobs.go watch
+            // waits for the response): it handles nothing until then.
+            jobs.clear();
+        }
         for job in jobs {
             if self.scenario.jobs[job.index()].is_batch() {
                 // Batch allocations are left to finish until the deadline.
@@ -145,6 +150,9 @@ impl Simulation<'_> {
             self.queue_drain_pass(at);
         }
         self.note_plugin_marks(&marks, PluginMark::Migrating);
+        if !marks.is_empty() {
+            self.drains.watcher_waiting = true;
+        }
         self.mark_in_batch(marks);
         let nodes: Vec<(NodeId, DrainSpec, Millis)> = self
             .drains
@@ -240,11 +248,17 @@ impl Simulation<'_> {
     }
 
     /// The batch window closed: the marks are written, with an evaluation
-    /// for each job.
+    /// for each job. The job watcher does not look again at its own write:
+    /// it waits for an allocation update past it (watch_jobs.go watch sets
+    /// `waitIndex` to the write's index), so the marks it just made are not
+    /// counted again (TestDrainingJobWatcher_DrainJobs: "Just setting
+    /// ShouldMigrate should not cause any further drains"). The next pass
+    /// comes with the next allocation update: the plan stopping the marked
+    /// allocations, one starting or finishing.
     pub(crate) fn drain_batch(&mut self) {
         let batch = std::mem::take(&mut self.drains.batch);
+        self.drains.watcher_waiting = false;
         self.mark_now(&batch);
-        self.drain_watch();
     }
 
     pub(crate) fn mark_now(&mut self, allocs: &[AllocId]) {

@@ -93,6 +93,8 @@ impl Simulation<'_> {
                     }
                 }
             }
+            // Failed canaries are rescheduled too (deployment.rs).
+            self.reschedule_canaries(group, &mut wants, &mut followups);
             if let Some(stop) = self.reconcile_updates(
                 group,
                 placing_before,
