@@ -532,9 +532,13 @@ impl Simulation<'_> {
         };
         for &id in &state.canaries {
             let a = &self.allocs[id.index()];
+            // Only an allocation the deployment found unhealthy is marked
+            // for rescheduling (handleAllocUpdate allowReplacements); one
+            // that failed after it was healthy waits for the deployment.
             if a.group != group
                 || a.state != AllocState::Failed
                 || a.deployment.get() != Some(active)
+                || a.deploy_health != Some(false)
             {
                 continue;
             }
