@@ -1,10 +1,10 @@
+use crate::engine::rng::SimRng;
 use crate::model::ids::{AllocId, GroupRef, JobId};
 use crate::model::time::Millis;
 use crate::sim::server::reschedule::{RESCHEDULE_WINDOW, followup_windows, reschedule_eligible};
 use crate::sim::server::scheduler::plan::{PlacementKind, Want};
 use crate::sim::simulation::{Event, Simulation};
 use crate::sim::state::store::AllocState;
-use crate::engine::rng::SimRng;
 use std::collections::BTreeSet;
 
 impl Simulation<'_> {
@@ -222,7 +222,11 @@ impl Simulation<'_> {
         if groups < 2 {
             return (0..groups).collect();
         }
-        let mut allocs: Vec<u64> = state.latest.iter().map(|s| s.values().count() as u64).collect();
+        let mut allocs: Vec<u64> = state
+            .latest
+            .iter()
+            .map(|s| s.values().count() as u64)
+            .collect();
         allocs.resize(groups, 0);
         for &id in state.canaries.iter().chain(&state.displaced) {
             allocs[self.allocs[id.index()].group.group_index()] += 1;
