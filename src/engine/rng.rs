@@ -12,6 +12,9 @@ use rand_chacha::ChaCha8Rng;
 pub enum Stream {
     /// Node order of each evaluation (Nomad shuffles nodes per evaluation).
     NodeShuffle = 1,
+    /// The order an evaluation reconciles a job's task groups in (Nomad
+    /// ranges over a Go map of them: reconcile.go Compute's allocMatrix).
+    GroupOrder = 2,
 }
 
 pub struct SimRng {

@@ -234,7 +234,7 @@ fn plugin_job_spec(rng: &mut HuntRng, plugin: PluginId) -> JobSpec {
         spreads: Vec::new(),
         affinities: Vec::new(),
         versions: Vec::new(),
-        in_place_versions: Default::default(),
+        bare_versions: Default::default(),
     }
 }
 
@@ -387,7 +387,7 @@ fn job(
         spreads: Vec::new(),
         affinities: Vec::new(),
         versions: Vec::new(),
-        in_place_versions: Default::default(),
+        bare_versions: Default::default(),
     }
 }
 

@@ -317,9 +317,9 @@ pub struct JobSpec {
     /// The groups of each later version (`update_job`), oldest first:
     /// version `v` (from 1) is `versions[v - 1]`; version 0 is `groups`.
     pub versions: Vec<Vec<GroupSpec>>,
-    /// Versions that change only counts: Nomad updates the allocations of
-    /// the version before in place (no task changed), not destructively.
-    pub in_place_versions: std::collections::BTreeSet<u32>,
+    /// Versions made by a bare `update_job` (no groups): a changed task
+    /// config in every group, so each is updated destructively.
+    pub bare_versions: std::collections::BTreeSet<u32>,
 }
 
 impl JobSpec {
@@ -361,10 +361,19 @@ impl JobSpec {
         }
     }
 
-    /// Whether an allocation of version `from` becomes version `to` in
-    /// place: every version after `from` up to `to` changed only counts.
-    pub fn updates_in_place(&self, from: u32, to: u32) -> bool {
-        from < to && (from + 1..=to).all(|v| self.in_place_versions.contains(&v))
+    /// Whether an allocation of group `group` at version `from` becomes
+    /// version `to` in place: Nomad decides per allocation, comparing its
+    /// own job's group with the new one (scheduler/util.go tasksUpdated,
+    /// called from genericAllocUpdateFn for each allocation of each
+    /// group), so a group whose tasks are as they were is updated in place
+    /// whatever the update changed in other groups, and a change undone by
+    /// a later version is no change. A bare `update_job` in between
+    /// changes every group's task config.
+    pub fn updates_in_place(&self, group: usize, from: u32, to: u32) -> bool {
+        let (a, b) = (&self.groups_of(from)[group], &self.groups_of(to)[group]);
+        from < to
+            && self.bare_versions.range(from + 1..=to).next().is_none()
+            && (a.cpu, a.memory, a.healthy_after) == (b.cpu, b.memory, b.healthy_after)
     }
 }
 

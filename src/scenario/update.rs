@@ -52,8 +52,8 @@ pub fn override_of(group: usize, raw: &RawGroupOverride) -> GroupOverride {
 /// happen (time, then file order), each on top of the one before: a bare
 /// `update_job` (no groups) is a new version with nothing changed (a
 /// destructive update, like a changed task config); one that changes only
-/// counts is a new version too, whose allocations Nomad updates in place
-/// (genericAllocUpdateFn: no task changed), with a deployment.
+/// counts is a new version too. Which allocations Nomad updates in place
+/// (no task changed) is decided per group (`JobSpec::updates_in_place`).
 pub fn assign_versions(jobs: &mut [JobSpec], events: &mut [TimedEvent]) {
     let mut order: Vec<usize> = (0..events.len()).collect();
     order.sort_by_key(|&i| (events[i].at, i));
@@ -69,27 +69,17 @@ pub fn assign_versions(jobs: &mut [JobSpec], events: &mut [TimedEvent]) {
         let spec = &mut jobs[job.index()];
         let base: &[GroupSpec] = spec.groups_of(spec.versions.len() as u32);
         let mut groups = base.to_vec();
-        let mut changed = overrides.is_empty();
         for o in overrides.iter() {
             let group = &mut groups[o.group];
-            if let Some(count) = o.count {
-                group.count = count;
-            }
-            for (new, old) in [(o.cpu, &mut group.cpu), (o.memory, &mut group.memory)] {
-                if let Some(new) = new {
-                    changed |= new != *old;
-                    *old = new;
-                }
-            }
-            if let Some(wait) = o.healthy_after {
-                changed |= wait != group.healthy_after;
-                group.healthy_after = wait;
-            }
+            group.count = o.count.unwrap_or(group.count);
+            group.cpu = o.cpu.unwrap_or(group.cpu);
+            group.memory = o.memory.unwrap_or(group.memory);
+            group.healthy_after = o.healthy_after.unwrap_or(group.healthy_after);
         }
         spec.versions.push(groups);
         let number = spec.versions.len() as u32;
-        if !changed {
-            spec.in_place_versions.insert(number);
+        if overrides.is_empty() {
+            spec.bare_versions.insert(number);
         }
         *version = Some(number);
     }

@@ -129,6 +129,8 @@ pub(crate) struct Simulation<'s> {
     pub(crate) options: RunOptions,
     pub(crate) queue: EventQueue<Event>,
     pub(crate) shuffle_rng: SimRng,
+    /// Draws each evaluation's task-group order (`group_order`).
+    pub(crate) group_rng: SimRng,
     /// The last evaluation's candidate list, kept for the next one: on a
     /// 40,000-node cluster it is 160 kB, which the allocator would map and
     /// unmap (and the kernel zero) once per evaluation.
@@ -234,6 +236,7 @@ impl<'s> Simulation<'s> {
             options,
             queue,
             shuffle_rng: SimRng::new(options.seed, Stream::NodeShuffle),
+            group_rng: SimRng::new(options.seed, Stream::GroupOrder),
             spare_order: Vec::new(),
             spare_group_counts: Vec::new(),
             nodes,

@@ -116,7 +116,7 @@ fn resolve_job(
         spreads: resolve_spreads(job.spread.as_deref(), &path)?,
         affinities: resolve_affinities(job.affinity.as_deref(), &path)?,
         versions: Vec::new(),
-        in_place_versions: Default::default(),
+        bare_versions: Default::default(),
     })
 }
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::access::ClaimMode;
-use crate::model::ids::{GroupRef, JobId, NodeId, VolumeId};
+use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::scenario::{Capability, SchedulerAlgorithm};
 use crate::sim::server::scheduler::classes::escapes;
 use crate::sim::server::scheduler::context::{Ask, PlanContext};
@@ -70,6 +70,13 @@ impl Simulation<'_> {
         }
         let order = self.candidate_nodes(job);
         let mut ctx = self.plan_context(job, order);
+        // Nomad's ProposedAllocs (context.go): a node's allocations less the
+        // plan's stops (NodeUpdate) plus its placements, so what the
+        // reconciler stops (a count reduction, a migration, a lost
+        // allocation) frees room for this plan's placements.
+        for &stop in &plan.stops {
+            self.free_stopped(&mut ctx, stop, true);
+        }
         // Zeroed by the last evaluation: fill_group_counts counts afresh,
         // into the same memory.
         ctx.group_counts = std::mem::take(&mut self.spare_group_counts);
@@ -111,12 +118,7 @@ impl Simulation<'_> {
                 if let Some(prefs) = ctx.preferences.as_deref_mut() {
                     self.note_plan_stop(prefs, previous, true);
                 }
-                let old = &self.allocs[previous.index()];
-                let spec = &self.scenario.jobs[job.index()].groups_of(old.version)
-                    [want.group.group_index()];
-                let freed = ctx.freed.entry(old.node).or_default();
-                freed.0 += spec.cpu;
-                freed.1 += spec.memory;
+                self.free_stopped(&mut ctx, previous, true);
             }
             match self.select_node(&mut ctx, want.group, &volumes, &penalty) {
                 Ok(node) => self.add_placement(&mut ctx, &mut plan, &want, node, volumes),
@@ -211,13 +213,7 @@ impl Simulation<'_> {
             if let Some(prefs) = ctx.preferences.as_deref_mut() {
                 self.note_plan_stop(prefs, previous, false);
             }
-            let old = &self.allocs[previous.index()];
-            let spec = &self.scenario.jobs[plan.job.index()].groups_of(old.version)
-                [want.group.group_index()];
-            if let Some(freed) = ctx.freed.get_mut(&old.node) {
-                freed.0 -= spec.cpu;
-                freed.1 -= spec.memory;
-            }
+            self.free_stopped(ctx, previous, false);
         }
         self.metrics.infeasible += 1;
         self.blocked.insert(plan.job);
@@ -243,6 +239,26 @@ impl Simulation<'_> {
                 .detail(detail)
                 .seen(seen.map(|s| vec![*s]).unwrap_or_default())
         });
+    }
+
+    /// The plan stops (`stopped`) or no longer stops live allocation `id`:
+    /// its CPU and memory are free, or taken again, for the plan's
+    /// placements on its node.
+    fn free_stopped(&self, ctx: &mut PlanContext, id: AllocId, stopped: bool) {
+        let alloc = &self.allocs[id.index()];
+        if !alloc.is_live() {
+            return;
+        }
+        let spec = &self.scenario.jobs[alloc.group.job.index()].groups_of(alloc.version)
+            [alloc.group.group_index()];
+        let freed = ctx.freed.entry(alloc.node).or_default();
+        if stopped {
+            freed.0 += spec.cpu;
+            freed.1 += spec.memory;
+        } else {
+            freed.0 -= spec.cpu;
+            freed.1 -= spec.memory;
+        }
     }
 
     /// An empty plan context for an evaluation of `job` over `order`.

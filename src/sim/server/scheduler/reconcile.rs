@@ -1,3 +1,4 @@
+use crate::engine::rng::SimRng;
 use crate::model::ids::{AllocId, GroupRef, JobId};
 use crate::model::time::Millis;
 use crate::sim::server::reschedule::{RESCHEDULE_WINDOW, followup_windows, reschedule_eligible};
@@ -5,16 +6,18 @@ use crate::sim::server::scheduler::plan::{PlacementKind, Want};
 use crate::sim::simulation::{Event, Simulation};
 use crate::sim::state::store::AllocState;
 use std::collections::BTreeSet;
+
 impl Simulation<'_> {
     /// Decides, slot by slot, what must be stopped and what must be placed.
     pub(crate) fn reconcile(&mut self, job: JobId, stops: &mut Vec<AllocId>) -> Vec<Want> {
         self.resolve_reconnects(job, stops);
         let now = self.now();
-        let spec = &self.scenario.jobs[job.index()];
         let mut wants = Vec::new();
         let mut followups = Vec::new();
         let mut stopping_later = Vec::new();
-        for (g, group_spec) in spec.groups.iter().enumerate() {
+        for g in self.group_order(job) {
+            let spec = &self.scenario.jobs[job.index()];
+            let group_spec = &spec.groups[g];
             let group = GroupRef::new(job, g);
             let count = self.jobs[job.index()].counts[g];
             let slots: Vec<(u32, AllocId)> = self.jobs[job.index()].latest[g].iter().collect();
@@ -44,7 +47,7 @@ impl Simulation<'_> {
                             stops.push(id);
                             wants.push(Want::new(group, index, PlacementKind::Replaces(id)));
                         } else if alloc.version != version {
-                            if spec.updates_in_place(alloc.version, version) {
+                            if spec.updates_in_place(g, alloc.version, version) {
                                 // An in-place update: the allocation runs
                                 // the new version as it is (and joins its
                                 // deployment below).
@@ -138,9 +141,19 @@ impl Simulation<'_> {
                     .filter(|w| w.kind != PlacementKind::Fresh),
             );
         }
+        // computeGroup's `place` (1.2.6) / placeAllocs' (2.0.5): reschedules,
+        // lost replacements and new names use the limit up; canaries and
+        // migrations (computeMigrations, after the destructive updates) do not.
         let placing = wants[placing_before..]
             .iter()
-            .filter(|w| w.kind != PlacementKind::Canary)
+            .filter(|w| match w.kind {
+                PlacementKind::Canary => false,
+                PlacementKind::Replaces(id) => {
+                    let old = &self.allocs[id.index()];
+                    !(old.migrate && old.is_live())
+                }
+                _ => true,
+            })
             .count();
         let budget = if canarying {
             0
@@ -194,6 +207,36 @@ impl Simulation<'_> {
         }
     }
 
+    /// The order this evaluation reconciles `job`'s groups in, and so the
+    /// order of its placements (reconcile.go Compute at 1.2.6,
+    /// reconcile_cluster.go computeDeploymentComplete at 2.0.5: `for group,
+    /// as := range m` over the allocMatrix, a Go map). newAllocMatrix
+    /// inserts the group of each of the job's allocations in the order the
+    /// state store lists them (by allocation ID, a random UUID), then the
+    /// job's other groups in file order; Go ranges over a map of at most 8
+    /// entries from a random one of its 8 slots, wrapping around
+    /// (`map_order`). A group's allocations are the ones its slots hold
+    /// (plus its canaries): older ones Nomad still keeps until garbage
+    /// collection are not counted (a simplification).
+    pub(crate) fn group_order(&mut self, job: JobId) -> Vec<usize> {
+        let state = &self.jobs[job.index()];
+        let groups = self.scenario.jobs[job.index()].groups.len();
+        if groups < 2 {
+            return (0..groups).collect();
+        }
+        let mut allocs: Vec<u64> = state
+            .latest
+            .iter()
+            .map(|s| s.values().count() as u64)
+            .collect();
+        allocs.resize(groups, 0);
+        for &id in state.canaries.iter().chain(&state.displaced) {
+            allocs[self.allocs[id.index()].group.group_index()] += 1;
+        }
+        let inserted = insertion_order(&allocs, &mut self.group_rng);
+        map_order(inserted, &mut self.group_rng)
+    }
+
     pub(crate) fn live_allocs_of(&self, job: JobId) -> impl Iterator<Item = AllocId> + '_ {
         let state = &self.jobs[job.index()];
         state
@@ -203,5 +246,88 @@ impl Simulation<'_> {
             .chain(state.canaries.iter().copied())
             .chain(state.displaced.iter().copied())
             .filter(|&id| self.allocs[id.index()].is_live())
+    }
+}
+
+/// The order newAllocMatrix inserts groups in: those with allocations by
+/// their first allocation in ID order, then the rest in file order. With
+/// random IDs the group holding the lowest of the remaining IDs is drawn
+/// with odds proportional to its allocation count, one group at a time.
+fn insertion_order(allocs: &[u64], rng: &mut SimRng) -> Vec<usize> {
+    let mut left: Vec<usize> = (0..allocs.len()).filter(|&g| allocs[g] > 0).collect();
+    let mut order = Vec::with_capacity(allocs.len());
+    while !left.is_empty() {
+        let total: u64 = left.iter().map(|&g| allocs[g]).sum();
+        let mut draw = rng.below(total);
+        let pick = left
+            .iter()
+            .position(|&g| {
+                let hit = draw < allocs[g];
+                draw = draw.saturating_sub(allocs[g]);
+                hit
+            })
+            .unwrap_or(0);
+        order.push(left.remove(pick));
+    }
+    order.extend((0..allocs.len()).filter(|&g| allocs[g] == 0));
+    order
+}
+
+/// How Go ranges over a map whose keys went in in `inserted` order. A map
+/// of at most 8 entries is one bucket of 8 slots (classic maps before Go
+/// 1.24, runtime/map.go mapiterinit: `offset = rand & 7`) or one group of
+/// 8 slots (Swiss tables from 1.24, internal/runtime/maps Iter:
+/// `entryOffset = rand`, slot `(i + entryOffset) % 8`), filled from slot
+/// 0 in insertion order; both start at a random slot and wrap, skipping
+/// empty slots. So entry `k >= 1` comes first with odds 1/8 and the first
+/// inserted with odds (9 - n)/8, the rest following in insertion order.
+/// Larger maps place keys by a per-map random hash seed: modelled as a
+/// uniform shuffle (a simplification of their bucket and group layout).
+fn map_order(mut inserted: Vec<usize>, rng: &mut SimRng) -> Vec<usize> {
+    const SLOTS: usize = 8;
+    if inserted.len() > SLOTS {
+        rng.shuffle(&mut inserted);
+        return inserted;
+    }
+    let offset = rng.below(SLOTS as u64) as usize;
+    if offset < inserted.len() {
+        inserted.rotate_left(offset);
+    }
+    inserted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::Stream;
+
+    #[test]
+    fn a_small_map_starts_at_a_random_slot_and_wraps() {
+        let mut rng = SimRng::new(7, Stream::GroupOrder);
+        let mut first = [0u32; 3];
+        for _ in 0..8000 {
+            let order = map_order(vec![0, 1, 2], &mut rng);
+            // Always a rotation of the insertion order.
+            let start = order[0];
+            assert_eq!(order, [(start) % 3, (start + 1) % 3, (start + 2) % 3]);
+            first[start] += 1;
+        }
+        // 6/8, 1/8, 1/8 of 8000.
+        assert!((5700..6300).contains(&first[0]), "{first:?}");
+        assert!((800..1200).contains(&first[1]), "{first:?}");
+        assert!((800..1200).contains(&first[2]), "{first:?}");
+    }
+
+    #[test]
+    fn groups_with_allocations_are_inserted_first_weighted_by_count() {
+        let mut rng = SimRng::new(3, Stream::GroupOrder);
+        let mut first = [0u32; 3];
+        for _ in 0..4000 {
+            let order = insertion_order(&[1, 0, 3], &mut rng);
+            assert_eq!(order[2], 1, "a group without allocations comes last");
+            first[order[0]] += 1;
+        }
+        assert!((800..1200).contains(&first[0]), "{first:?}");
+        assert_eq!(first[0] + first[2], 4000);
     }
 }
