@@ -1,6 +1,7 @@
 //! plansim: a deterministic discrete-event simulator of Nomad's CSI volume
 //! scheduling. See ARCHITECTURE.md for the codemap.
 
+pub mod agreement;
 pub mod cli;
 pub mod engine;
 pub mod experiment;
