@@ -64,7 +64,12 @@ impl Simulation<'_> {
                     }
                     previous => {
                         let ran = previous.is_some();
-                        if !wanted || !state.schedulable() || !in_dcs || (sysbatch && ran) {
+                        if !wanted || !state.schedulable() || !in_dcs {
+                            continue;
+                        }
+                        if sysbatch && ran {
+                            // Left alone: the reconciler's Ignore bucket.
+                            filtered.kept[g] = true;
                             continue;
                         }
                         wants.push((group, node, previous.map(|(id, _)| id)));
