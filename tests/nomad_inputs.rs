@@ -373,3 +373,74 @@ fn one_volume_spec_stamped_out_with_an_id_override() {
     let names: Vec<&str> = loaded.volumes.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names, ["disk[0]", "disk[1]", "disk[2]", "test-volume0"]);
 }
+
+/// Nomad 1.10+ ignores a group's `max_client_disconnect` and
+/// `stop_after_client_disconnect` (deprecated in 1.8; only the `disconnect`
+/// block counts, command/agent/job_endpoint.go ApiTgToStructsTG), 1.2.6
+/// reads the group fields and has no block: the importer keeps each
+/// spelling apart and the release table picks one.
+#[test]
+fn disconnect_settings_keep_their_spelling_and_the_release_picks_one() {
+    use plansim::model::release::{NOMAD_1_2_6, NOMAD_2_0_5};
+    use plansim::model::scenario::DisconnectWindows;
+    use plansim::model::time::Millis;
+    use plansim::sim::trace::TraceKind;
+    use plansim::sim::{RunOptions, simulate};
+    let minutes = |m: u64| Some(Millis(m * 60_000));
+    let fields = DisconnectWindows {
+        max_client_disconnect: minutes(10),
+        stop_after_client_disconnect: minutes(2),
+    };
+    let block = DisconnectWindows {
+        max_client_disconnect: minutes(5),
+        stop_after_client_disconnect: None,
+    };
+    for fixture in ["disconnect.yaml", "disconnect-json.yaml"] {
+        let file = common::repo_path("tests/fixtures/nomad").join(fixture);
+        let scenario = load_file(&file).unwrap_or_else(|e| panic!("{fixture}: {e}"));
+        let groups = &scenario.jobs[0].groups;
+        assert_eq!(groups[0].name, "fields");
+        assert_eq!(groups[0].disconnect.group_fields, fields, "{fixture}");
+        assert_eq!(groups[0].disconnect.block, DisconnectWindows::default());
+        assert_eq!(
+            groups[1].disconnect.group_fields,
+            DisconnectWindows::default()
+        );
+        assert_eq!(groups[1].disconnect.block, block, "{fixture}");
+        let old = NOMAD_1_2_6.disconnect_settings;
+        let new = NOMAD_2_0_5.disconnect_settings;
+        assert_eq!(groups[0].disconnect.counted(old), fields);
+        assert_eq!(
+            groups[0].disconnect.counted(new),
+            DisconnectWindows::default()
+        );
+        assert_eq!(
+            groups[1].disconnect.counted(old),
+            DisconnectWindows::default()
+        );
+        assert_eq!(groups[1].disconnect.counted(new), block);
+        // Under 2.0.5 only the block's window makes an allocation unknown
+        // when both clients miss their heartbeats: the group fields' is
+        // lost, though it also wrote a (longer) window.
+        let run = simulate(
+            &scenario,
+            RunOptions {
+                trace: true,
+                ..RunOptions::new(plansim::model::policy::Policy::Validate, 1)
+            },
+        );
+        let trace = run.trace.unwrap();
+        let unknown: Vec<&str> = trace
+            .iter()
+            .filter(|r| r.kind == TraceKind::Unknown)
+            .map(|r| groups[r.group.unwrap().group_index()].name.as_str())
+            .collect();
+        assert_eq!(unknown, ["block"], "{fixture}");
+        let lost: Vec<&str> = trace
+            .iter()
+            .filter(|r| r.kind == TraceKind::Lost)
+            .map(|r| groups[r.group.unwrap().group_index()].name.as_str())
+            .collect();
+        assert!(lost.contains(&"fields"), "{fixture}: {lost:?}");
+    }
+}

@@ -429,11 +429,19 @@ fn yaml_group(world: &World, job: &Job, g: usize, group: &Group) -> String {
         out += "        constraints: [{operator: distinct_hosts}]\n";
     }
     let (window, stop_after, max_parallel) = group.disconnect;
+    // Both spellings: 1.2.6 reads the group fields, 2.0.5 the block.
     if let Some(s) = window {
         out += &format!("        max_client_disconnect: {s}s\n");
     }
     if let Some(s) = stop_after {
         out += &format!("        stop_after_client_disconnect: {s}s\n");
+    }
+    let block: Vec<String> = [("lost_after", window), ("stop_on_client_after", stop_after)]
+        .into_iter()
+        .filter_map(|(key, s)| s.map(|s| format!("{key}: {s}s")))
+        .collect();
+    if !block.is_empty() {
+        out += &format!("        disconnect: {{{}}}\n", block.join(", "));
     }
     out += &format!("        migrate: {{max_parallel: {max_parallel}}}\n        volumes: {{");
     let requests: Vec<String> = group

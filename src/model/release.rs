@@ -44,8 +44,10 @@ pub struct Release {
 
     // --- Scheduler: ranking (scheduler/spread.go / feasible/spread.go, rank.go / feasible/rank.go)
     /// Values of a spread attribute not among the targets count together as
-    /// the implicit target `*` (`SpreadIterator.Next` with `propertySet`'s
-    /// target values, 2.0.5).
+    /// the implicit target `*` (`SpreadIterator.SetTaskGroup`'s
+    /// `SetTargetValues`, `propertySet.targetedPropertyValue`, 2.0.5); a
+    /// spread without targets keeps every value apart
+    /// (`targetValues.Empty()`), so its even spread still sees each value.
     pub spread_pools_untargeted_values: bool,
     /// A target whose desired count is 0 scores the lowest boost seen in the
     /// evaluation (from -1) instead of dividing by zero
@@ -115,6 +117,56 @@ pub struct Release {
     /// 1.6.0). Before, only a group without a progress deadline fails at
     /// its first unhealthy allocation.
     pub fails_deployment_early: bool,
+
+    // --- Scheduler: CSI topology (nomad/structs/node.go:CSITopology.MatchFound)
+    /// How a node plugin's accessible topology matches one of the volume's
+    /// once [`Release::checks_topology`] is set: `Equal` from 1.3.0
+    /// (#12129) to 1.9.3, `Contains` (the node has the volume's segments)
+    /// from 1.9.4 (#24522, `CSITopology.Contains`). 1.2.6 has no such check;
+    /// its row names the first rule, which it never reaches.
+    pub topology_match: TopologyMatch,
+
+    // --- Job registration: system jobs (nomad/structs/structs.go)
+    /// What validation calls a block in its refusals, such as a `system` job
+    /// (not `sysbatch`) with an `affinity` or a `spread`, the job's or a
+    /// group's: "System jobs may not have a spread stanza"
+    /// (`Job.Validate`, `TaskGroup.Validate`; "stanza" became "block" in
+    /// 1.5.0).
+    pub validation_block_word: &'static str,
+
+    // --- Scheduler: system jobs (scheduler/scheduler_system.go:computePlacements)
+    /// A system group whose every placement was filtered out is reported
+    /// failed only when it has no allocation it keeps elsewhere
+    /// (`existingByTaskGroup`, #25850, 1.11.0); before, whenever its
+    /// placements were all filtered.
+    pub system_filtered_report_skips_kept: bool,
+
+    // --- Job files: disconnect settings (command/agent/job_endpoint.go:ApiTgToStructsTG)
+    /// Which spelling of a group's disconnect settings counts: the group
+    /// fields `max_client_disconnect` (1.3.0) and
+    /// `stop_after_client_disconnect` (0.11), deprecated in 1.8.0 and no
+    /// longer copied into the job from 1.10.0; or the `disconnect` block
+    /// (`lost_after`, `stop_on_client_after`; 1.8.0).
+    pub disconnect_settings: DisconnectSettings,
+}
+
+/// How a node's CSI topology matches a volume's (`CSITopology.MatchFound`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopologyMatch {
+    /// The same segments (`CSITopology.Equal`).
+    Equal,
+    /// The node has every segment of the volume's topology, with the same
+    /// value, and may have more (`CSITopology.Contains`).
+    Contains,
+}
+
+/// Which spelling of the disconnect settings a release reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DisconnectSettings {
+    /// The group's `max_client_disconnect` and `stop_after_client_disconnect`.
+    GroupFields,
+    /// The group's `disconnect` block.
+    Block,
 }
 
 /// How the server checks a new claim against the volume's current mode.
@@ -194,6 +246,10 @@ pub static NOMAD_1_2_6: Release = Release {
     drain_counts_migrating_healthy: true,
     drains_plugin_jobs_last: false,
     fails_deployment_early: false,
+    topology_match: TopologyMatch::Equal,
+    validation_block_word: "stanza",
+    system_filtered_report_skips_kept: false,
+    disconnect_settings: DisconnectSettings::GroupFields,
 };
 
 /// v2.0.5: the newest tag, "current Nomad". The `validate` policy, and
@@ -223,6 +279,10 @@ pub static NOMAD_2_0_5: Release = Release {
     drain_counts_migrating_healthy: false,
     drains_plugin_jobs_last: true,
     fails_deployment_early: true,
+    topology_match: TopologyMatch::Contains,
+    validation_block_word: "block",
+    system_filtered_report_skips_kept: true,
+    disconnect_settings: DisconnectSettings::Block,
 };
 
 /// Every supported release, oldest first.

@@ -7,6 +7,7 @@ use super::access::{AccessMode, ClaimMode};
 use super::expect::Expectation;
 use super::ids::{JobId, NodeId, PluginId, VolumeId};
 use super::policy::Policy;
+use super::release::DisconnectSettings;
 use super::time::Millis;
 
 #[derive(Clone, Debug)]
@@ -698,15 +699,39 @@ pub struct InitialAllocation {
     pub running: bool,
 }
 
-/// The group's disconnect settings: Nomad 1.3-1.7's group fields, which
-/// 1.8+ spells `disconnect { lost_after, stop_on_client_after }`.
+/// The group's disconnect settings as written, each spelling apart so that
+/// the release decides which counts ([`DisconnectSettings`]): the group
+/// fields `max_client_disconnect` / `stop_after_client_disconnect`
+/// (deprecated in 1.8, ignored from 1.10) and the 1.8+ block
+/// `disconnect { lost_after, stop_on_client_after }`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DisconnectPolicy {
+    /// The group fields.
+    pub group_fields: DisconnectWindows,
+    /// The `disconnect` block.
+    pub block: DisconnectWindows,
+}
+
+impl DisconnectPolicy {
+    /// The windows a release reads.
+    pub fn counted(&self, settings: DisconnectSettings) -> DisconnectWindows {
+        match settings {
+            DisconnectSettings::GroupFields => self.group_fields,
+            DisconnectSettings::Block => self.block,
+        }
+    }
+}
+
+/// One spelling's disconnect windows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DisconnectWindows {
     /// How long an allocation on a disconnected client stays `unknown`
-    /// before it is lost (Nomad 1.3+; 1.2.6 has no such field).
+    /// before it is lost (`max_client_disconnect`, Nomad 1.3+, or
+    /// `disconnect.lost_after`; 1.2.6 has neither).
     pub max_client_disconnect: Option<Millis>,
     /// The client stops the allocation itself after this long without a
-    /// heartbeat, and the server delays its replacement as long.
+    /// heartbeat, and the server delays its replacement as long
+    /// (`stop_after_client_disconnect`, or `disconnect.stop_on_client_after`).
     pub stop_after_client_disconnect: Option<Millis>,
 }
 

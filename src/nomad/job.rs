@@ -78,10 +78,15 @@ pub struct NomadGroup {
     /// The group's `update` block, merged over the job's by the resolver.
     pub update: Option<crate::scenario::raw::RawUpdate>,
     pub migrate: Option<NomadMigrate>,
-    /// `max_client_disconnect`, or 1.8+'s `disconnect.lost_after`.
+    /// The group field `max_client_disconnect` (1.3-1.9; deprecated in
+    /// 1.8 and ignored from 1.10, which reads only the `disconnect` block).
     pub max_client_disconnect: Option<Millis>,
-    /// `stop_after_client_disconnect`, or `disconnect.stop_on_client_after`.
+    /// The group field `stop_after_client_disconnect` (the same).
     pub stop_after_client_disconnect: Option<Millis>,
+    /// 1.8+'s `disconnect.lost_after`.
+    pub lost_after: Option<Millis>,
+    /// 1.8+'s `disconnect.stop_on_client_after`.
+    pub stop_on_client_after: Option<Millis>,
 }
 
 /// Nomad's `migrate` block as a job file writes it.
@@ -298,6 +303,13 @@ fn raw_group(
                 .transpose()?,
             max_client_disconnect: group.max_client_disconnect.map(RawDuration),
             stop_after_client_disconnect: group.stop_after_client_disconnect.map(RawDuration),
+            // Each spelling kept apart: the release decides which counts.
+            disconnect: (group.lost_after.is_some() || group.stop_on_client_after.is_some()).then(
+                || RawDisconnect {
+                    lost_after: group.lost_after.map(RawDuration),
+                    stop_on_client_after: group.stop_on_client_after.map(RawDuration),
+                },
+            ),
         },
         location,
         location,

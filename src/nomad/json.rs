@@ -338,18 +338,14 @@ fn parse_group(
             })
         }
     };
-    // Nomad 1.8+ writes both settings in a Disconnect block.
-    let (mut lost_after, mut stop_after) = (
-        g.nanos("MaxClientDisconnect")?,
-        g.nanos("StopAfterClientDisconnect")?,
-    );
+    // The group fields (deprecated in 1.8, ignored from 1.10) and Nomad
+    // 1.8+'s Disconnect block, each kept apart: the release decides which
+    // counts.
+    let (mut lost_after, mut stop_on_client_after) = (None, None);
     if let Some(block) = g.get("Disconnect").filter(|b| !b.is_null()) {
         let d = Fields::new(block, text, file, format!("{}.Disconnect", g.what))?;
-        lost_after = d
-            .nanos("LostAfter")?
-            .filter(|&t| t > Millis::ZERO)
-            .or(lost_after);
-        stop_after = d.nanos("StopOnClientAfter")?.or(stop_after);
+        lost_after = d.nanos("LostAfter")?.filter(|&t| t > Millis::ZERO);
+        stop_on_client_after = d.nanos("StopOnClientAfter")?;
     }
     Ok(NomadGroup {
         update: group_update,
@@ -363,8 +359,10 @@ fn parse_group(
         spreads: spreads(g, text, file)?,
         affinities: group_affinities,
         migrate,
-        max_client_disconnect: lost_after,
-        stop_after_client_disconnect: stop_after,
+        max_client_disconnect: g.nanos("MaxClientDisconnect")?,
+        stop_after_client_disconnect: g.nanos("StopAfterClientDisconnect")?,
+        lost_after,
+        stop_on_client_after,
     })
 }
 

@@ -5,7 +5,9 @@ use serde_saphyr::Location;
 
 use super::error::{Fail, fail};
 use super::raw::{RawDrainSpec, RawGroup, RawHealthCheck, RawMigrate};
-use crate::model::scenario::{DisconnectPolicy, DrainSpec, HealthCheck, MigrateStrategy};
+use crate::model::scenario::{
+    DisconnectPolicy, DisconnectWindows, DrainSpec, HealthCheck, MigrateStrategy,
+};
 use crate::model::time::Millis;
 
 /// A group's `migrate` block over Nomad's defaults.
@@ -57,13 +59,22 @@ pub(super) fn migrate(
     Ok(strategy)
 }
 
-/// A group's disconnect settings; a zero duration is no setting, as in
-/// Nomad (`DisconnectTimeout`, `ShouldClientStop` treat 0 as unset).
+/// A group's disconnect settings, the group fields and the `disconnect`
+/// block each as written (the release picks one); a zero duration is no
+/// setting, as in Nomad (`DisconnectTimeout`, `ShouldClientStop` treat 0
+/// as unset).
 pub(super) fn disconnect(group: &RawGroup) -> DisconnectPolicy {
     let set = |d: Option<super::raw::RawDuration>| d.map(|d| d.0).filter(|&d| d > Millis::ZERO);
+    let block = group.disconnect.as_ref();
     DisconnectPolicy {
-        max_client_disconnect: set(group.max_client_disconnect),
-        stop_after_client_disconnect: set(group.stop_after_client_disconnect),
+        group_fields: DisconnectWindows {
+            max_client_disconnect: set(group.max_client_disconnect),
+            stop_after_client_disconnect: set(group.stop_after_client_disconnect),
+        },
+        block: DisconnectWindows {
+            max_client_disconnect: set(block.and_then(|b| b.lost_after)),
+            stop_after_client_disconnect: set(block.and_then(|b| b.stop_on_client_after)),
+        },
     }
 }
 

@@ -208,8 +208,20 @@ pub struct RawGroup {
     /// Nomad's `update` block, merged over the job's.
     pub update: Option<RawUpdate>,
     pub migrate: Option<RawMigrate>,
+    /// The group fields Nomad deprecated in 1.8 and ignores from 1.10.
     pub max_client_disconnect: Option<RawDuration>,
     pub stop_after_client_disconnect: Option<RawDuration>,
+    /// Nomad 1.8+'s `disconnect` block.
+    pub disconnect: Option<RawDisconnect>,
+}
+
+/// Nomad 1.8+'s `disconnect` block (the two settings plansim models).
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDisconnect {
+    pub lost_after: Option<RawDuration>,
+    pub stop_on_client_after: Option<RawDuration>,
 }
 
 /// Nomad's `spread` block.

@@ -166,9 +166,9 @@ fn parse_group(
                 "disconnect" => {
                     for attr in inner.body.attributes() {
                         match attr.key.as_str() {
-                            "lost_after" => group.max_client_disconnect = Some(hcl.duration(attr)?),
+                            "lost_after" => group.lost_after = Some(hcl.duration(attr)?),
                             "stop_on_client_after" => {
-                                group.stop_after_client_disconnect = Some(hcl.duration(attr)?)
+                                group.stop_on_client_after = Some(hcl.duration(attr)?)
                             }
                             other => nested.push((
                                 format!("{prefix}disconnect {other}"),

@@ -591,15 +591,27 @@ fn write_node_settings(out: &mut String, group: &GroupSpec) {
             duration(migrate.healthy_deadline)
         );
     }
-    if let Some(window) = group.disconnect.max_client_disconnect {
+    let fields = group.disconnect.group_fields;
+    if let Some(window) = fields.max_client_disconnect {
         let _ = writeln!(out, "        max_client_disconnect: {}", duration(window));
     }
-    if let Some(after) = group.disconnect.stop_after_client_disconnect {
+    if let Some(after) = fields.stop_after_client_disconnect {
         let _ = writeln!(
             out,
             "        stop_after_client_disconnect: {}",
             duration(after)
         );
+    }
+    let block = group.disconnect.block;
+    let settings: Vec<String> = [
+        ("lost_after", block.max_client_disconnect),
+        ("stop_on_client_after", block.stop_after_client_disconnect),
+    ]
+    .into_iter()
+    .filter_map(|(key, value)| value.map(|d| format!("{key}: {}", duration(d))))
+    .collect();
+    if !settings.is_empty() {
+        let _ = writeln!(out, "        disconnect: {{{}}}", settings.join(", "));
     }
 }
 

@@ -89,11 +89,14 @@ impl Simulation<'_> {
         );
     }
 
+    /// The group's disconnect windows in the spelling the release reads.
     pub(crate) fn group_disconnect(
         &self,
         group: GroupRef,
-    ) -> crate::model::scenario::DisconnectPolicy {
-        self.scenario.jobs[group.job.index()].groups[group.group_index()].disconnect
+    ) -> crate::model::scenario::DisconnectWindows {
+        self.scenario.jobs[group.job.index()].groups[group.group_index()]
+            .disconnect
+            .counted(self.behaviour.release.disconnect_settings)
     }
 
     /// The heartbeat timer of a client that disconnected at `since` ran out
@@ -337,15 +340,16 @@ impl Simulation<'_> {
             .max_by_key(|&(id, until)| (until, std::cmp::Reverse(id)))
     }
 
-    /// Nomad 2.0.5 refuses a group with both settings (structs/group.go
-    /// DisconnectStrategy.Validate; the YAML names are 1.3-1.7's, which
-    /// 1.8+ spells `lost_after` and `stop_on_client_after`).
+    /// Nomad 2.0.5 refuses a group with both settings in its `disconnect`
+    /// block (structs/group.go DisconnectStrategy.Validate).
     pub(crate) fn disconnect_problem(&self, job: JobId) -> Option<String> {
         if !self.behaviour.release.rejects_lost_and_stop_after {
             return None;
         }
         self.scenario.jobs[job.index()].groups.iter().find_map(|group| {
-            let d = group.disconnect;
+            let d = group
+                .disconnect
+                .counted(self.behaviour.release.disconnect_settings);
             (d.max_client_disconnect.is_some() && d.stop_after_client_disconnect.is_some()).then(
                 || {
                     format!(

@@ -4,7 +4,7 @@
 
 use crate::model::access::{AccessMode, ClaimMode};
 use crate::model::ids::JobId;
-use crate::model::scenario::{VolumeRequest, VolumeSource};
+use crate::model::scenario::{JobKind, VolumeRequest, VolumeSource};
 use crate::sim::simulation::Simulation;
 use crate::sim::state::store::JobStatus;
 use crate::sim::trace::{TraceKind, TraceRecord};
@@ -41,6 +41,9 @@ impl Simulation<'_> {
             return Some(problem);
         }
         let spec = &self.scenario.jobs[job.index()];
+        if let Some(problem) = self.system_preference_problem(job) {
+            return Some(problem);
+        }
         for (g, group) in spec.groups.iter().enumerate() {
             let count = self.jobs[job.index()].counts[g];
             for request in &group.volumes {
@@ -78,6 +81,37 @@ impl Simulation<'_> {
             }
         }
         None
+    }
+
+    /// Nomad refuses a `system` job with an `affinity` or a `spread`, its
+    /// own or a group's, in that order (structs.go `Job.Validate`, then
+    /// `TaskGroup.Validate`, both tags; a `sysbatch` job may have them).
+    fn system_preference_problem(&self, job: JobId) -> Option<String> {
+        let spec = &self.scenario.jobs[job.index()];
+        if spec.kind != JobKind::System {
+            return None;
+        }
+        let word = self.behaviour.release.validation_block_word;
+        let refusal = |affinity: bool| {
+            let what = if affinity { "an affinity" } else { "a spread" };
+            format!("System jobs may not have {what} {word}")
+        };
+        if !spec.affinities.is_empty() {
+            return Some(refusal(true));
+        }
+        if !spec.spreads.is_empty() {
+            return Some(refusal(false));
+        }
+        spec.groups.iter().find_map(|group| {
+            let which = if !group.affinities.is_empty() {
+                true
+            } else if !group.spreads.is_empty() {
+                false
+            } else {
+                return None;
+            };
+            Some(format!("task group {}: {}", group.name, refusal(which)))
+        })
     }
 
     /// The access mode a request is made in: its own, or the shorthand of

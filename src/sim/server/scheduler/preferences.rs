@@ -25,7 +25,9 @@ struct PropertySet {
     target: ConstraintTarget,
     /// `None`: every group of the job (a job-level distinct_property).
     group: Option<GroupRef>,
-    /// 2.0.5 spreads: values not among the targets count together as "*".
+    /// 2.0.5 spreads: values not among the targets count together as "*"
+    /// (`targetedPropertyValue`; a spread without targets keeps every
+    /// value apart, `targetValues.Empty()`).
     targets: Option<Vec<String>>,
     existing: BTreeMap<String, u64>,
     proposed: BTreeMap<String, u64>,
@@ -37,7 +39,9 @@ const IMPLICIT_TARGET: &str = "*";
 impl PropertySet {
     pub(crate) fn key<'v>(&self, value: &'v str) -> &'v str {
         match &self.targets {
-            Some(targets) if !targets.iter().any(|t| t == value) => IMPLICIT_TARGET,
+            Some(targets) if !targets.is_empty() && !targets.iter().any(|t| t == value) => {
+                IMPLICIT_TARGET
+            }
             _ => value,
         }
     }

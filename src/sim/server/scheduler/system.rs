@@ -43,6 +43,7 @@ impl Simulation<'_> {
         let spec = &self.scenario.jobs[job.index()];
         let sysbatch = spec.kind == JobKind::Sysbatch;
         let mut wants: Vec<(GroupRef, NodeId, Option<AllocId>)> = Vec::new();
+        let mut filtered = Filtered::new(spec.groups.len());
         for g in 0..spec.groups.len() {
             let group = GroupRef::new(job, g);
             let wanted = self.jobs[job.index()].counts[g] > 0;
@@ -57,14 +58,22 @@ impl Simulation<'_> {
                         let ready = state.status == NodeStatus::Ready;
                         if !wanted || alloc.migrate || (ready && state.eligible && !in_dcs) {
                             plan.stops.push(id);
+                        } else {
+                            filtered.kept[g] = true;
                         }
                     }
                     previous => {
                         let ran = previous.is_some();
-                        if !wanted || !state.schedulable() || !in_dcs || (sysbatch && ran) {
+                        if !wanted || !state.schedulable() || !in_dcs {
+                            continue;
+                        }
+                        if sysbatch && ran {
+                            // Left alone: the reconciler's Ignore bucket.
+                            filtered.kept[g] = true;
                             continue;
                         }
                         wants.push((group, node, previous.map(|(id, _)| id)));
+                        filtered.queued[g] += 1;
                     }
                 }
             }
@@ -111,8 +120,14 @@ impl Simulation<'_> {
                         score: 0.0,
                     });
                 }
-                // Filtered nodes are not reported, only left out.
-                Err(reason) if !exhausts(&reason) => {}
+                // Filtered nodes are not reported, only left out, unless
+                // they are all the group's placements.
+                Err(reason) if !exhausts(&reason) => {
+                    let skips_kept = self.behaviour.release.system_filtered_report_skips_kept;
+                    if let Some(failure) = filtered.note(group, reason, skips_kept, self.scenario) {
+                        self.report_filtered_group(node, failure, &mut failures);
+                    }
+                }
                 Err(reason) => {
                     self.metrics.infeasible += 1;
                     self.blocked.insert(job);
@@ -139,6 +154,32 @@ impl Simulation<'_> {
         plan
     }
 
+    /// Every placement of a system group was filtered out: Nomad reports
+    /// the group failed with the filters merged over its nodes
+    /// (scheduler_system.go `computePlacements`, `mergeNodeFiltered`), one
+    /// allocation unplaced, and blocks nothing (no `addBlocked`).
+    fn report_filtered_group(
+        &mut self,
+        node: NodeId,
+        failure: PlacementFailure,
+        failures: &mut BTreeMap<GroupRef, PlacementFailure>,
+    ) {
+        let group = failure.group;
+        self.metrics.infeasible += 1;
+        let detail = failure
+            .reasons
+            .first()
+            .map(|(text, _, _)| text.clone())
+            .unwrap_or_default();
+        failures.insert(group, failure);
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::Infeasible)
+                .alloc(group, SYSTEM_ALLOC_INDEX)
+                .node(node)
+                .detail(detail)
+        });
+    }
+
     /// A node changed in a way the system scheduler cares about (it came
     /// up, or became eligible): Nomad's node update creates an evaluation
     /// for every system and sysbatch job (node_endpoint.go createNodeEvals).
@@ -159,6 +200,48 @@ impl Simulation<'_> {
         } else {
             index
         }
+    }
+}
+
+/// What Nomad's system scheduler tracks of filtered placements, per group
+/// of the job: its placements still queued (`queuedAllocs`), whether it
+/// keeps an allocation on some node (`existingByTaskGroup`: the
+/// reconciler's ignored allocations) and the filters met so far
+/// (`filteredMetrics`).
+struct Filtered {
+    queued: Vec<u32>,
+    kept: Vec<bool>,
+    reasons: Vec<BTreeMap<FilterReason, u32>>,
+}
+
+impl Filtered {
+    fn new(groups: usize) -> Filtered {
+        Filtered {
+            queued: vec![0; groups],
+            kept: vec![false; groups],
+            reasons: vec![BTreeMap::new(); groups],
+        }
+    }
+
+    /// A placement of `group` was filtered out by `reason`; the group's
+    /// failure once none of its placements is left (and, where
+    /// `skips_kept`, it keeps no allocation elsewhere).
+    fn note(
+        &mut self,
+        group: GroupRef,
+        reason: FilterReason,
+        skips_kept: bool,
+        scenario: &crate::model::scenario::Scenario,
+    ) -> Option<PlacementFailure> {
+        let g = group.group_index();
+        self.queued[g] = self.queued[g].saturating_sub(1);
+        *self.reasons[g].entry(reason).or_default() += 1;
+        if self.queued[g] > 0 || (skips_kept && self.kept[g]) {
+            return None;
+        }
+        let mut failure = PlacementFailure::new(group, &self.reasons[g], scenario);
+        failure.unplaced = 1;
+        Some(failure)
     }
 }
 

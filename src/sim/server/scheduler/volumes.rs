@@ -1,6 +1,8 @@
+use std::collections::BTreeMap;
+
 use crate::model::access::ClaimMode;
 use crate::model::ids::{GroupRef, NodeId, VolumeId};
-use crate::model::release::MissingVolumes;
+use crate::model::release::{MissingVolumes, TopologyMatch};
 use crate::model::scenario::{Capability, VolumeSource};
 use crate::sim::server::claims::{write_claims_exhausted, write_schedulable};
 use crate::sim::server::scheduler::context::PlanContext;
@@ -158,7 +160,11 @@ impl Simulation<'_> {
         }
         if self.behaviour.release.checks_topology
             && !volume_spec.topologies.is_empty()
-            && !volume_spec.topologies.contains(&node_spec.topology)
+            && !topology_matches(
+                self.behaviour.release.topology_match,
+                &node_spec.topology,
+                &volume_spec.topologies,
+            )
         {
             return Err(FilterReason::CsiTopology);
         }
@@ -267,5 +273,27 @@ impl Simulation<'_> {
         }));
         attached.insert(volume);
         self.count_of_plugin(attached.iter(), plugin) <= max_volumes
+    }
+}
+
+/// Nomad's `CSITopology.MatchFound` (nomad/structs/node.go): whether the
+/// node plugin's accessible topology matches one of the volume's. A node
+/// without topology segments is a plugin that reports none (nil), which
+/// matches nothing. Up to 1.9.3 a match is `Equal` (the same segments);
+/// from 1.9.4 (#24522) `Contains`: the node has each of the volume
+/// topology's segments with the same value, and may have more.
+pub(crate) fn topology_matches(
+    rule: TopologyMatch,
+    node: &BTreeMap<String, String>,
+    volume: &[BTreeMap<String, String>],
+) -> bool {
+    if node.is_empty() {
+        return false;
+    }
+    match rule {
+        TopologyMatch::Equal => volume.iter().any(|t| t == node),
+        TopologyMatch::Contains => volume
+            .iter()
+            .any(|t| t.iter().all(|(k, v)| node.get(k) == Some(v))),
     }
 }
