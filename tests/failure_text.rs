@@ -7,6 +7,7 @@ mod common;
 
 use plansim::model::policy::Policy;
 use plansim::report::table::failure_lines;
+use plansim::sim::trace::TraceKind;
 
 fn status(yaml: &str, policy: Policy) -> Vec<String> {
     let scenario = common::load(yaml);
@@ -14,10 +15,21 @@ fn status(yaml: &str, policy: Policy) -> Vec<String> {
     let [failure] = output.placement_failures.as_slice() else {
         panic!("one group failed: {:?}", output.placement_failures);
     };
-    failure_lines(&scenario, failure)
+    let lines: Vec<String> = failure_lines(&scenario, failure)
         .into_iter()
         .map(|(_, line)| line)
-        .collect()
+        .collect();
+    // The trace's placement_failure row carries the same lines.
+    let rows: Vec<&str> = output
+        .trace
+        .as_ref()
+        .expect("traced")
+        .iter()
+        .filter(|r| r.kind == TraceKind::PlacementFailure)
+        .map(|r| r.detail.as_str())
+        .collect();
+    assert_eq!(rows, [lines[1..].join("; ")]);
+    lines
 }
 
 /// generic_sched_test.go TestServiceSched_JobRegister_AllocFail: no node in

@@ -305,10 +305,9 @@ impl PlacementFailure {
         }
     }
 
-    /// Adds what the reasons do not say: how many nodes were evaluated
-    /// (a 1.2.6 scan that ended early evaluated more than it counted: no),
-    /// filtered and exhausted nodes per node class, and the ready nodes per
-    /// datacenter.
+    /// Adds what the reasons do not say: how many nodes the scan visited,
+    /// the filtered and exhausted nodes per node class (name, filtered,
+    /// exhausted), and the ready nodes per datacenter of the job.
     pub fn with_nodes(
         mut self,
         evaluated: u32,

@@ -223,9 +223,18 @@ impl Simulation<'_> {
         self.metrics.infeasible += 1;
         self.blocked.insert(plan.job);
         let detail = top_reason(&rejection.filtered).describe(self.scenario);
+        if !failures.contains_key(&want.group) {
+            let failure = self.placement_failure(ctx, want.group, &rejection);
+            self.record(|t| {
+                TraceRecord::new(t, TraceKind::PlacementFailure)
+                    .group(want.group)
+                    .detail(failure.metric.lines().join("; "))
+            });
+            failures.insert(want.group, failure);
+        }
         failures
-            .entry(want.group)
-            .or_insert_with(|| self.placement_failure(ctx, want.group, &rejection))
+            .get_mut(&want.group)
+            .expect("inserted above")
             .unplaced += 1;
         let (group, index) = (want.group, want.index);
         let seen = self.placement_seen(
