@@ -312,9 +312,10 @@ jobs:
         panic!("one group failed: {:?}", output.placement_failures);
     };
     let reasons: Vec<&str> = failure
-        .reasons
+        .metric
+        .constraint_filtered
         .iter()
-        .map(|(text, _, nodes)| {
+        .map(|(text, nodes)| {
             assert_eq!(*nodes, 1, "{text}");
             text.as_str()
         })
@@ -484,11 +485,7 @@ jobs:
     for policy in Policy::ALL {
         let output = common::run_checked(&scenario, policy, 0);
         let failure = &output.placement_failures[0];
-        let mut reasons: Vec<(String, u32)> = failure
-            .reasons
-            .iter()
-            .map(|(reason, _, nodes)| (reason.clone(), *nodes))
-            .collect();
+        let mut reasons: Vec<(String, u32)> = failure.metric.constraint_filtered.clone();
         reasons.sort();
         assert_eq!(
             reasons,

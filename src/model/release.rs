@@ -57,6 +57,13 @@ pub struct Release {
     /// (`NodeAffinityIterator.Next`; 1.2.6 appends it only when not 0).
     pub affinity_score_always_appended: bool,
 
+    // --- Scheduler: failure metrics (scheduler/util.go readyNodesInDCs)
+    /// AllocMetric's NodesAvailable lists every datacenter of the job, those
+    /// without a ready node with 0 (`nomad job status`: "No nodes are
+    /// available in datacenter"); from 1.5.0 (#11170, wildcard
+    /// datacenters) only datacenters with a ready node are listed.
+    pub lists_empty_datacenters: bool,
+
     // --- Job registration (nomad/structs/volumes.go:VolumeRequest.Validate)
     /// Registration refuses a group with count > 1 that shares a
     /// single-node volume, or writes a multi-node-single-writer one, without
@@ -232,6 +239,7 @@ pub static NOMAD_1_2_6: Release = Release {
     spread_pools_untargeted_values: false,
     spread_zero_desired_scores_lowest: false,
     affinity_score_always_appended: false,
+    lists_empty_datacenters: true,
     validates_shared_volume_count: false,
     rejects_lost_and_stop_after: false,
     server_claim_check: ServerClaimCheck::OtherJobsWriters,
@@ -265,6 +273,7 @@ pub static NOMAD_2_0_5: Release = Release {
     spread_pools_untargeted_values: true,
     spread_zero_desired_scores_lowest: true,
     affinity_score_always_appended: true,
+    lists_empty_datacenters: false,
     validates_shared_volume_count: true,
     rejects_lost_and_stop_after: true,
     server_claim_check: ServerClaimCheck::FreeClaims,

@@ -8,7 +8,7 @@ use crate::model::metrics::{Metric, MetricValue};
 use crate::model::policy::Policy;
 use crate::model::scenario::Scenario;
 use crate::run::RunResult;
-use crate::sim::feasibility::{PlacementFailure, ReasonKind};
+use crate::sim::feasibility::PlacementFailure;
 
 /// Renders the comparison of one scenario's runs (its policies, then seeds,
 /// in order): one column per policy; over several seeds a cell shows the
@@ -224,19 +224,34 @@ pub fn failure_lines(scenario: &Scenario, failure: &PlacementFailure) -> Vec<(us
             job.name, group.name, failure.unplaced
         ),
     )];
-    for (reason, kind, nodes) in &failure.reasons {
-        lines.push((
-            1,
-            match kind {
-                ReasonKind::Filter => {
-                    format!("* Constraint \"{reason}\": {nodes} nodes excluded by filter")
-                }
-                ReasonKind::Exhausted => format!("* {reason} on {nodes} nodes"),
-                ReasonKind::NoNodes => format!("* {reason}"),
-            },
-        ));
-    }
+    lines.extend(failure.metric.lines().into_iter().map(|line| (1, line)));
     lines
+}
+
+/// A failure's AllocMetric as `--format json` writes it (Nomad's field
+/// names in snake case; maps as objects in name order).
+fn metric_json(m: &crate::sim::feasibility::AllocMetric) -> serde_json::Value {
+    use serde_json::{Value, json};
+    let map = |pairs: &[(String, u32)]| -> Value {
+        let mut sorted: Vec<&(String, u32)> = pairs.iter().collect();
+        sorted.sort();
+        Value::Object(
+            sorted
+                .into_iter()
+                .map(|(k, n)| (k.clone(), json!(n)))
+                .collect(),
+        )
+    };
+    json!({
+        "nodes_evaluated": m.nodes_evaluated,
+        "nodes_filtered": m.nodes_filtered,
+        "nodes_available": map(&m.nodes_available),
+        "class_filtered": map(&m.class_filtered),
+        "constraint_filtered": map(&m.constraint_filtered),
+        "nodes_exhausted": m.nodes_exhausted,
+        "class_exhausted": map(&m.class_exhausted),
+        "dimension_exhausted": map(&m.dimension_exhausted),
+    })
 }
 
 /// What one policy did wrong in a scenario, summed over its seeds: the
@@ -446,6 +461,7 @@ pub fn scenario_json(
                         "group": scenario.jobs[f.group.job.index()].groups[f.group.group_index()].name,
                         "unplaced": f.unplaced,
                         "nomad_status": lines,
+                        "metric": metric_json(&f.metric),
                     })
                 })
                 .collect();

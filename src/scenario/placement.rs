@@ -177,9 +177,13 @@ fn resolve(
     } else {
         format!("{attribute} {operator_text}")
     };
-    let text = match value {
-        Some(v) if needs_value || !v.is_empty() => format!("{head} {v}"),
-        _ => head,
+    // nomad/structs Constraint.String: "%s %s %s" of LTarget, Operand and
+    // RTarget, so a constraint without a value (is_set, is_not_set) ends in
+    // a space.
+    let text = if attribute.is_empty() {
+        head
+    } else {
+        format!("{head} {text_value}")
     };
     Ok(Constraint {
         target,

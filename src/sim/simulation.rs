@@ -22,7 +22,7 @@ use crate::model::time::Millis;
 use crate::sim::client::disconnect_state::Disconnects;
 use crate::sim::server::drainer::drain_state::{Drains, PluginMarks};
 use crate::sim::server::eval_broker::EvalBroker;
-use crate::sim::server::scheduler::classes::computed_classes;
+use crate::sim::server::scheduler::classes::{NodeClasses, computed_classes};
 use crate::sim::server::scheduler::feasibility::PlacementFailure;
 use crate::sim::server::scheduler::hot;
 use crate::sim::server::scheduler::plan::Plan;
@@ -170,6 +170,8 @@ pub(crate) struct Simulation<'s> {
     pub(crate) claim_gc_scheduled: bool,
     /// How many distinct computed classes there are.
     pub(crate) class_count: usize,
+    /// Each computed class's node class, for the failure metrics.
+    pub(crate) node_classes: NodeClasses,
     /// Jobs blocked because their evaluation exhausted its plan retries
     /// (Nomad's max-plans blocked evaluations), and whether a sweep is queued.
     pub(crate) max_plans_blocked: BTreeSet<JobId>,
@@ -257,6 +259,7 @@ impl<'s> Simulation<'s> {
             awaiting_claim_gc: Default::default(),
             claim_gc_scheduled: false,
             class_count: node_table.class_count(),
+            node_classes: NodeClasses::new(scenario),
             max_plans_blocked: Default::default(),
             unblock_failed_scheduled: false,
             blocked_classes: Default::default(),

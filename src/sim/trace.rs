@@ -46,6 +46,9 @@ pub enum TraceKind {
     DrainComplete,
     NodeDetachFailed,
     PromoteDeployment,
+    /// A task group's first failed placement in an evaluation: its
+    /// AllocMetric's `nomad job status` lines.
+    PlacementFailure,
 }
 
 impl TraceKind {
@@ -90,6 +93,7 @@ impl TraceKind {
             TraceKind::DrainComplete => "drain_complete",
             TraceKind::NodeDetachFailed => "node_detach_failed",
             TraceKind::PromoteDeployment => "promote_deployment",
+            TraceKind::PlacementFailure => "placement_failure",
         }
     }
 }

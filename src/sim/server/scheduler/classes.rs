@@ -34,6 +34,53 @@ pub(crate) fn computed_classes(scenario: &Scenario) -> Vec<u32> {
         .collect()
 }
 
+/// Each computed class's node class (Node.NodeClass), for AllocMetric's
+/// ClassFiltered and ClassExhausted: nodes without a class are not counted.
+pub(crate) struct NodeClasses {
+    names: Vec<String>,
+    of_computed: Vec<Option<u32>>,
+}
+
+impl NodeClasses {
+    pub(crate) fn new(scenario: &Scenario) -> Self {
+        let mut names: Vec<String> = Vec::new();
+        let mut of_computed: Vec<Option<u32>> = Vec::new();
+        for (node, class) in scenario.nodes.iter().zip(computed_classes(scenario)) {
+            let class = class as usize;
+            if of_computed.len() <= class {
+                of_computed.resize(class + 1, None);
+            }
+            if node.node_class.is_empty() {
+                continue;
+            }
+            let index = match names.iter().position(|n| *n == node.node_class) {
+                Some(i) => i,
+                None => {
+                    names.push(node.node_class.clone());
+                    names.len() - 1
+                }
+            };
+            of_computed[class] = Some(index as u32);
+        }
+        NodeClasses { names, of_computed }
+    }
+
+    /// How many node classes there are.
+    pub(crate) fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The node class of a computed class, if its nodes have one.
+    #[inline(always)]
+    pub(crate) fn of(&self, computed: u32) -> Option<u32> {
+        self.of_computed[computed as usize]
+    }
+
+    pub(crate) fn name(&self, class: u32) -> &str {
+        &self.names[class as usize]
+    }
+}
+
 /// A constraint on a unique attribute escapes the computed class: its
 /// result cannot be cached per class.
 pub(crate) fn escapes(constraints: &[Constraint]) -> bool {

@@ -56,9 +56,12 @@ pub(crate) struct PlanContext {
     /// of its node-independent checks (see `volume_verdict`), decided once
     /// by `prepare_volume_verdicts` instead of once per node.
     pub(crate) volume_verdicts: Vec<Result<(), FilterReason>>,
-    /// Scratch for `select_node`'s picks and skips (kept for their capacity).
-    pub(crate) taken: Vec<(NodeId, f64)>,
+    /// Scratch for the limit iterator's skips (kept for its capacity).
     pub(crate) skipped: Vec<(NodeId, f64)>,
+    /// Per node class, the nodes one placement's scan filtered and found
+    /// exhausted (zero outside `select_node`), and the classes it touched.
+    pub(crate) class_tally: Vec<[u32; 2]>,
+    pub(crate) class_touched: Vec<u32>,
 }
 
 /// What scoring a node for one placement reads that does not depend on the

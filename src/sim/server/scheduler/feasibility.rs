@@ -177,15 +177,78 @@ pub fn top_reason(filtered: &BTreeMap<FilterReason, u32>) -> &FilterReason {
     top.expect("a failed placement has at least one reason").0
 }
 
-/// How a reason is counted in `nomad job status`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReasonKind {
-    /// `* Constraint "...": N nodes excluded by filter`
-    Filter,
-    /// `* Dimension "cpu" exhausted on N nodes`
-    Exhausted,
-    /// `* No nodes were eligible for evaluation`
-    NoNodes,
+/// Nomad's AllocMetric (nomad/structs/structs.go) for a task group's first
+/// failed placement in an evaluation, rendered with the scenario's names:
+/// what `nomad job status` prints under the group (command/monitor.go
+/// `formatAllocMetrics`). One per failed group, never one per node.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AllocMetric {
+    /// Nodes the iterator handed to the checks (`EvaluateNode`).
+    pub nodes_evaluated: u32,
+    /// Nodes a check filtered out (`FilterNode`).
+    pub nodes_filtered: u32,
+    /// Ready nodes per datacenter of the job (`readyNodesInDCs`' map, set by
+    /// generic_sched.go computePlacements), in name order.
+    pub nodes_available: Vec<(String, u32)>,
+    /// Filtered nodes per node class, for nodes that have one.
+    pub class_filtered: Vec<(String, u32)>,
+    /// Filtered nodes per check, in Nomad's words: most nodes first, check
+    /// order on ties.
+    pub constraint_filtered: Vec<(String, u32)>,
+    /// Nodes whose resources could not take the allocation (`ExhaustedNode`).
+    pub nodes_exhausted: u32,
+    /// Exhausted nodes per node class, for nodes that have one.
+    pub class_exhausted: Vec<(String, u32)>,
+    /// Exhausted nodes per dimension ("cpu", "memory"), most first.
+    pub dimension_exhausted: Vec<(String, u32)>,
+}
+
+impl AllocMetric {
+    /// The lines `formatAllocMetrics` prints, in its order.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.nodes_evaluated == 0 {
+            out.push("* No nodes were eligible for evaluation".to_string());
+        }
+        for (dc, available) in &self.nodes_available {
+            if *available == 0 {
+                out.push(format!("* No nodes are available in datacenter {dc:?}"));
+            }
+        }
+        for (class, n) in &self.class_filtered {
+            out.push(format!("* Class {class:?}: {n} nodes excluded by filter"));
+        }
+        for (constraint, n) in &self.constraint_filtered {
+            out.push(format!(
+                "* Constraint \"{constraint}\": {n} nodes excluded by filter"
+            ));
+        }
+        if self.nodes_exhausted > 0 {
+            out.push(format!(
+                "* Resources exhausted on {} nodes",
+                self.nodes_exhausted
+            ));
+        }
+        for (class, n) in &self.class_exhausted {
+            out.push(format!("* Class {class:?} exhausted on {n} nodes"));
+        }
+        for (dimension, n) in &self.dimension_exhausted {
+            out.push(format!(
+                "* Dimension \"{dimension}\" exhausted on {n} nodes"
+            ));
+        }
+        out
+    }
+}
+
+/// The dimension an exhausted node ran out of (`ExhaustedNode`'s), or none
+/// for a node a check filtered (`FilterNode`).
+pub fn exhausted_dimension(reason: &FilterReason) -> Option<&'static str> {
+    match reason {
+        FilterReason::CpuExhausted => Some("cpu"),
+        FilterReason::MemoryExhausted => Some("memory"),
+        _ => None,
+    }
 }
 
 /// A task group that could not be fully placed in an evaluation: Nomad's
@@ -193,39 +256,75 @@ pub enum ReasonKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlacementFailure {
     pub group: GroupRef,
-    /// Allocations of the group the evaluation could not place.
+    /// Allocations of the group the evaluation could not place (Nomad's
+    /// `CoalescedFailures` + 1).
     pub unplaced: u32,
-    /// For the first failed placement: each reason in Nomad's words, how it
-    /// counts, and on how many nodes.
-    pub reasons: Vec<(String, ReasonKind, u32)>,
+    /// The first failed placement's metric.
+    pub metric: AllocMetric,
 }
 
 impl PlacementFailure {
+    /// From the reasons alone: every node counted was evaluated; no node
+    /// classes or datacenters (see [`PlacementFailure::with_nodes`]).
     pub fn new(
         group: GroupRef,
         filtered: &BTreeMap<FilterReason, u32>,
         scenario: &Scenario,
     ) -> Self {
-        let mut reasons: Vec<(String, ReasonKind, u32)> = filtered
-            .iter()
-            .map(|(reason, &nodes)| {
-                let kind = match reason {
-                    FilterReason::CpuExhausted | FilterReason::MemoryExhausted => {
-                        ReasonKind::Exhausted
-                    }
-                    FilterReason::NoNodes => ReasonKind::NoNodes,
-                    _ => ReasonKind::Filter,
-                };
-                (reason.describe(scenario), kind, nodes)
-            })
-            .collect();
-        // Most nodes first, as Nomad sorts them; check order breaks ties.
-        reasons.sort_by_key(|reason| std::cmp::Reverse(reason.2));
+        let mut metric = AllocMetric::default();
+        for (reason, &nodes) in filtered {
+            match (reason, exhausted_dimension(reason)) {
+                (FilterReason::NoNodes, _) => {}
+                (_, Some(dimension)) => {
+                    metric.nodes_exhausted += nodes;
+                    metric.nodes_evaluated += nodes;
+                    metric
+                        .dimension_exhausted
+                        .push((dimension.to_string(), nodes));
+                }
+                (_, None) => {
+                    metric.nodes_filtered += nodes;
+                    metric.nodes_evaluated += nodes;
+                    metric
+                        .constraint_filtered
+                        .push((reason.describe(scenario), nodes));
+                }
+            }
+        }
+        // Most nodes first; check order breaks ties.
+        metric
+            .constraint_filtered
+            .sort_by_key(|r| std::cmp::Reverse(r.1));
+        metric
+            .dimension_exhausted
+            .sort_by_key(|r| std::cmp::Reverse(r.1));
         PlacementFailure {
             group,
             unplaced: 0,
-            reasons,
+            metric,
         }
+    }
+
+    /// Adds what the reasons do not say: how many nodes the scan visited,
+    /// the filtered and exhausted nodes per node class (name, filtered,
+    /// exhausted), and the ready nodes per datacenter of the job.
+    pub fn with_nodes(
+        mut self,
+        evaluated: u32,
+        classes: Vec<(String, u32, u32)>,
+        available: Vec<(String, u32)>,
+    ) -> Self {
+        self.metric.nodes_evaluated = evaluated;
+        for (class, filtered, exhausted) in classes {
+            if filtered > 0 {
+                self.metric.class_filtered.push((class.clone(), filtered));
+            }
+            if exhausted > 0 {
+                self.metric.class_exhausted.push((class, exhausted));
+            }
+        }
+        self.metric.nodes_available = available;
+        self
     }
 }
 

@@ -10,9 +10,10 @@ use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::scenario::{Capability, SchedulerAlgorithm};
 use crate::sim::server::scheduler::classes::escapes;
 use crate::sim::server::scheduler::context::{Ask, PlanContext};
-use crate::sim::server::scheduler::feasibility::{FilterReason, PlacementFailure, top_reason};
+use crate::sim::server::scheduler::feasibility::{PlacementFailure, top_reason};
 use crate::sim::server::scheduler::plan::{Placement, PlacementKind, Plan, ResolvedVolume, Want};
 use crate::sim::server::scheduler::rank;
+use crate::sim::server::scheduler::select::Rejection;
 use crate::sim::simulation::Simulation;
 use crate::sim::state::alloc_parts::VolumeClaims;
 use crate::sim::state::store::JobStatus;
@@ -122,13 +123,13 @@ impl Simulation<'_> {
             }
             match self.select_node(&mut ctx, want.group, &volumes, &penalty) {
                 Ok(node) => self.add_placement(&mut ctx, &mut plan, &want, node, volumes),
-                Err(filtered) => self.note_unplaced(
+                Err(rejection) => self.note_unplaced(
                     &mut ctx,
                     &mut plan,
                     &mut failures,
                     &want,
                     &volumes,
-                    filtered,
+                    rejection,
                 ),
             }
         }
@@ -197,7 +198,7 @@ impl Simulation<'_> {
         failures: &mut BTreeMap<GroupRef, PlacementFailure>,
         want: &Want,
         volumes: &[ResolvedVolume],
-        filtered: BTreeMap<FilterReason, u32>,
+        rejection: Rejection,
     ) {
         if let PlacementKind::Updates(previous) = want.kind
             && !self.keeps_stop(previous, volumes)
@@ -217,10 +218,19 @@ impl Simulation<'_> {
         }
         self.metrics.infeasible += 1;
         self.blocked.insert(plan.job);
-        let detail = top_reason(&filtered).describe(self.scenario);
+        let detail = top_reason(&rejection.filtered).describe(self.scenario);
+        if !failures.contains_key(&want.group) {
+            let failure = self.placement_failure(ctx, want.group, &rejection);
+            self.record(|t| {
+                TraceRecord::new(t, TraceKind::PlacementFailure)
+                    .group(want.group)
+                    .detail(failure.metric.lines().join("; "))
+            });
+            failures.insert(want.group, failure);
+        }
         failures
-            .entry(want.group)
-            .or_insert_with(|| PlacementFailure::new(want.group, &filtered, self.scenario))
+            .get_mut(&want.group)
+            .expect("inserted above")
             .unplaced += 1;
         let (group, index) = (want.group, want.index);
         let seen = self.placement_seen(

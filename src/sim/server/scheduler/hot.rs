@@ -427,6 +427,11 @@ impl Datacenters {
         Datacenters { names, of_node }
     }
 
+    /// The datacenters' names, by index.
+    pub(crate) fn names(&self) -> &[String] {
+        &self.names
+    }
+
     /// Each node's datacenter index.
     pub(crate) fn of_node(&self) -> &[u32] {
         &self.of_node

@@ -2,26 +2,63 @@ use crate::model::access::ClaimMode;
 use crate::model::ids::{GroupRef, NodeId, VolumeId};
 use crate::model::scenario::Capability;
 use crate::sim::server::scheduler::context::{Ask, PREFETCH_AHEAD, PlanContext};
-use crate::sim::server::scheduler::feasibility::{FilterReason, constraint_holds_at};
+use crate::sim::server::scheduler::feasibility::{
+    FilterReason, PlacementFailure, constraint_holds_at, exhausted_dimension,
+};
 use crate::sim::server::scheduler::hot::GroupTally;
 use crate::sim::server::scheduler::plan::ResolvedVolume;
 use crate::sim::server::scheduler::rank::{MAX_SKIP, SKIP_THRESHOLD};
 use crate::sim::server::scheduler::{hot, rank};
 use crate::sim::simulation::Simulation;
 use std::collections::BTreeMap;
+/// Why a placement found no node: what its scan counted, for the group's
+/// [`PlacementFailure`].
+pub(crate) struct Rejection {
+    /// Nodes per reason.
+    pub(crate) filtered: BTreeMap<FilterReason, u32>,
+    /// Nodes the scan visited (Nomad's NodesEvaluated).
+    pub(crate) evaluated: u32,
+    /// Per node class (an index of `NodeClasses`): nodes filtered, nodes
+    /// exhausted.
+    pub(crate) classes: Vec<(u32, u32, u32)>,
+}
+
+/// The stack's state for one placement: the static iterator's position
+/// and counts, and the limit iterator's (scheduler/select.go).
+struct Scan {
+    total: usize,
+    at: usize,
+    ahead: usize,
+    visited: usize,
+    /// Filter reasons counted in a short list (a handful of distinct
+    /// reasons, each met many times on a full cluster); the ordered map is
+    /// built only if the placement fails.
+    filtered: Vec<(FilterReason, u32)>,
+    limit: usize,
+    seen: usize,
+    skipped: Vec<(NodeId, f64)>,
+    skipped_index: usize,
+}
+
 impl Simulation<'_> {
-    /// Nomad's stack for one placement: feasibility in order, then the limit
-    /// iterator over bin-pack scores, then the best score (first on ties).
+    /// Nomad's stack for one placement (stack.go GenericStack.Select): the
+    /// MaxScoreIterator asks the LimitIterator until it has nothing more,
+    /// which asks the chain of feasibility and rank iterators; the best
+    /// score wins (the first on ties).
     pub(crate) fn select_node(
         &self,
         ctx: &mut PlanContext,
         group: GroupRef,
         volumes: &[ResolvedVolume],
         penalty: &[NodeId],
-    ) -> Result<NodeId, BTreeMap<FilterReason, u32>> {
+    ) -> Result<NodeId, Rejection> {
         let total = ctx.order.len();
         if total == 0 {
-            return Err(BTreeMap::from([(FilterReason::NoNodes, 0)]));
+            return Err(Rejection {
+                filtered: BTreeMap::from([(FilterReason::NoNodes, 0)]),
+                evaluated: 0,
+                classes: Vec::new(),
+            });
         }
         let ask = self.ask(group);
         if let Some(prefs) = ctx.preferences.as_deref_mut() {
@@ -34,26 +71,120 @@ impl Simulation<'_> {
             .raised_limit
             .unwrap_or_else(|| rank::score_limit(total, ask.job_spec.is_batch()));
         self.prepare_volume_verdicts(ctx, group, volumes);
-        // Filter reasons counted in a short list (a handful of distinct
-        // reasons, each met many times on a full cluster); the ordered map
-        // is built only if the placement fails.
-        let mut filtered: Vec<(FilterReason, u32)> = Vec::new();
-        // The limit iterator's picks and skips, in visiting order, in
-        // buffers the evaluation reuses for every placement.
-        let mut taken = std::mem::take(&mut ctx.taken);
+        if ctx.class_tally.len() < self.node_classes.len() {
+            ctx.class_tally.resize(self.node_classes.len(), [0, 0]);
+        }
         let mut skipped = std::mem::take(&mut ctx.skipped);
-        taken.clear();
         skipped.clear();
-        let mut visited = 0;
-        // Positions wrap by a comparison, not a division per node.
-        let mut at = ctx.offset;
-        let mut ahead = (ctx.offset + PREFETCH_AHEAD) % total;
-        ctx.stop_iterating = false;
-        while visited < total && taken.len() < limit && !ctx.stop_iterating {
-            let node = ctx.order[at];
-            let upcoming = ctx.order[ahead];
+        let mut scan = Scan {
+            total,
+            at: ctx.offset,
+            ahead: (ctx.offset + PREFETCH_AHEAD) % total,
+            visited: 0,
+            filtered: Vec::new(),
+            limit,
+            seen: 0,
+            skipped,
+            skipped_index: 0,
+        };
+        // select.go MaxScoreIterator.Next.
+        let mut best: Option<(NodeId, f64)> = None;
+        while let Some((node, score)) = self.limit_next(ctx, &mut scan, &ask, volumes, penalty) {
+            if best.is_none_or(|(_, top)| score > top) {
+                best = Some((node, score));
+            }
+        }
+        ctx.offset = scan.at;
+        ctx.skipped = scan.skipped;
+        ctx.chosen_score = best.map_or(0.0, |(_, score)| score);
+        let mut classes = Vec::new();
+        for class in ctx.class_touched.drain(..) {
+            let [filtered, exhausted] = std::mem::take(&mut ctx.class_tally[class as usize]);
+            if best.is_none() {
+                classes.push((class, filtered, exhausted));
+            }
+        }
+        match best {
+            Some((node, _)) => Ok(node),
+            None => Err(Rejection {
+                filtered: scan.filtered.into_iter().collect(),
+                evaluated: scan.visited as u32,
+                classes,
+            }),
+        }
+    }
+
+    /// select.go LimitIterator.Next: up to `limit` options, skipping up to
+    /// MAX_SKIP whose score is at most SKIP_THRESHOLD while others come.
+    fn limit_next(
+        &self,
+        ctx: &mut PlanContext,
+        scan: &mut Scan,
+        ask: &Ask,
+        volumes: &[ResolvedVolume],
+        penalty: &[NodeId],
+    ) -> Option<(NodeId, f64)> {
+        if scan.seen == scan.limit {
+            return None;
+        }
+        let mut option = Some(self.next_option(ctx, scan, ask, volumes, penalty)?);
+        if scan.skipped.len() < MAX_SKIP {
+            while let Some(low) = option
+                && low.1 <= SKIP_THRESHOLD
+                && scan.skipped.len() < MAX_SKIP
+            {
+                scan.skipped.push(low);
+                option = self.next_source(ctx, scan, ask, volumes, penalty);
+            }
+        }
+        scan.seen += 1;
+        // The source had nothing: a skipped option instead. In 1.2.6 the
+        // source's "nothing" may be the feasibility wrapper's early return,
+        // and asking again resumes the scan past the node that caused it.
+        match option {
+            None => self.next_option(ctx, scan, ask, volumes, penalty),
+            Some(option) => Some(option),
+        }
+    }
+
+    /// select.go LimitIterator.nextOption: the source's next option, or
+    /// when it has none a skipped one.
+    fn next_option(
+        &self,
+        ctx: &mut PlanContext,
+        scan: &mut Scan,
+        ask: &Ask,
+        volumes: &[ResolvedVolume],
+        penalty: &[NodeId],
+    ) -> Option<(NodeId, f64)> {
+        let option = self.next_source(ctx, scan, ask, volumes, penalty);
+        if option.is_none() && scan.skipped_index < scan.skipped.len() {
+            scan.skipped_index += 1;
+            return Some(scan.skipped[scan.skipped_index - 1]);
+        }
+        option
+    }
+
+    /// The chain below the limit iterator: the next node of the shuffled
+    /// order (StaticIterator, which wraps around and visits each node once
+    /// per placement) that passes every check, with its score. None when
+    /// every node was visited, or when 1.2.6's feasibility wrapper returned
+    /// early (then the next call goes on with the next node).
+    #[inline(always)]
+    fn next_source(
+        &self,
+        ctx: &mut PlanContext,
+        scan: &mut Scan,
+        ask: &Ask,
+        volumes: &[ResolvedVolume],
+        penalty: &[NodeId],
+    ) -> Option<(NodeId, f64)> {
+        let total = scan.total;
+        while scan.visited < total {
+            let node = ctx.order[scan.at];
+            let upcoming = ctx.order[scan.ahead];
             self.node_table.prefetch(upcoming);
-            if let Some(tally) = ctx.group_counts.get(group.group_index()) {
+            if let Some(tally) = ctx.group_counts.get(ask.group.group_index()) {
                 hot::prefetch(tally.per_node(), upcoming.index());
             }
             if !volumes.is_empty() {
@@ -61,40 +192,90 @@ impl Simulation<'_> {
                 hot::prefetch(&self.scenario.nodes, upcoming.index());
                 hot::prefetch(&self.nodes, upcoming.index());
             }
-            at += 1;
-            if at == total {
-                at = 0;
+            // Positions wrap by a comparison, not a division per node.
+            scan.at += 1;
+            if scan.at == total {
+                scan.at = 0;
             }
-            ahead += 1;
-            if ahead == total {
-                ahead = 0;
+            scan.ahead += 1;
+            if scan.ahead == total {
+                scan.ahead = 0;
             }
-            visited += 1;
-            match self.score_node(ctx, node, &ask, volumes, penalty) {
-                Err(reason) => match filtered.iter_mut().find(|(seen, _)| *seen == reason) {
-                    Some((_, count)) => *count += 1,
-                    None => filtered.push((reason, 1)),
-                },
-                Ok(score) if score <= SKIP_THRESHOLD && skipped.len() < MAX_SKIP => {
-                    skipped.push((node, score));
+            scan.visited += 1;
+            ctx.stop_iterating = false;
+            match self.score_node(ctx, node, ask, volumes, penalty) {
+                Ok(score) => return Some((node, score)),
+                Err(reason) => {
+                    self.tally_class(ctx, node, exhausted_dimension(&reason).is_some());
+                    match scan.filtered.iter_mut().find(|(seen, _)| *seen == reason) {
+                        Some((_, count)) => *count += 1,
+                        None => scan.filtered.push((reason, 1)),
+                    }
+                    if ctx.stop_iterating {
+                        return None;
+                    }
                 }
-                Ok(score) => taken.push((node, score)),
             }
         }
-        ctx.offset = at;
-        let room = limit.saturating_sub(taken.len());
-        taken.extend(skipped.iter().take(room));
-        let mut best: Option<(NodeId, f64)> = None;
-        for &(node, score) in &taken {
-            if best.is_none_or(|(_, top)| score > top) {
-                best = Some((node, score));
+        None
+    }
+
+    /// Counts a refused node under its node class (AllocMetric's
+    /// ClassFiltered or ClassExhausted), if it has one.
+    #[inline(always)]
+    fn tally_class(&self, ctx: &mut PlanContext, node: NodeId, exhausted: bool) {
+        let Some(class) = self.node_classes.of(self.node_table.class(node)) else {
+            return;
+        };
+        let tally = &mut ctx.class_tally[class as usize];
+        if *tally == [0, 0] {
+            ctx.class_touched.push(class);
+        }
+        tally[usize::from(exhausted)] += 1;
+    }
+
+    /// The group's failure from its first refused placement's scan, with
+    /// the ready nodes per datacenter of the job (generic_sched.go
+    /// computePlacements sets NodesAvailable from readyNodesInDCs: every
+    /// datacenter of the job at 1.2.6, only those with a ready node since
+    /// 1.5.0's wildcard datacenters, #11170).
+    pub(crate) fn placement_failure(
+        &self,
+        ctx: &PlanContext,
+        group: GroupRef,
+        rejection: &Rejection,
+    ) -> PlacementFailure {
+        let names = self.datacenters.names();
+        let mut ready = vec![0u32; names.len()];
+        for node in &ctx.order {
+            ready[self.datacenters.of_node()[node.index()] as usize] += 1;
+        }
+        let mut available: BTreeMap<&str, u32> = BTreeMap::new();
+        for dc in &self.scenario.jobs[group.job.index()].datacenters {
+            let count = names.iter().position(|n| n == dc).map_or(0, |i| ready[i]);
+            if count > 0 || self.behaviour.release.lists_empty_datacenters {
+                available.insert(dc, count);
             }
         }
-        ctx.taken = taken;
-        ctx.skipped = skipped;
-        ctx.chosen_score = best.map_or(0.0, |(_, score)| score);
-        best.map(|(node, _)| node)
-            .ok_or_else(|| filtered.into_iter().collect())
+        let classes = rejection
+            .classes
+            .iter()
+            .map(|&(class, filtered, exhausted)| {
+                (
+                    self.node_classes.name(class).to_string(),
+                    filtered,
+                    exhausted,
+                )
+            })
+            .collect();
+        PlacementFailure::new(group, &rejection.filtered, self.scenario).with_nodes(
+            rejection.evaluated,
+            classes,
+            available
+                .into_iter()
+                .map(|(dc, n)| (dc.to_string(), n))
+                .collect(),
+        )
     }
 
     /// Nomad's FeasibilityWrapper for one node: the job's constraints, then
