@@ -4,6 +4,7 @@
 //! of the cluster plus what the plan being built already proposes.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use crate::model::access::ClaimMode;
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
@@ -219,19 +220,20 @@ impl Simulation<'_> {
         self.metrics.infeasible += 1;
         self.blocked.insert(plan.job);
         let detail = top_reason(&rejection.filtered).describe(self.scenario);
-        if !failures.contains_key(&want.group) {
-            let failure = self.placement_failure(ctx, want.group, &rejection);
-            self.record(|t| {
-                TraceRecord::new(t, TraceKind::PlacementFailure)
-                    .group(want.group)
-                    .detail(failure.metric.lines().join("; "))
-            });
-            failures.insert(want.group, failure);
-        }
-        failures
-            .get_mut(&want.group)
-            .expect("inserted above")
-            .unplaced += 1;
+        let failure = match failures.entry(want.group) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(first) => {
+                let failure = self.placement_failure(ctx, want.group, &rejection);
+                let lines = failure.metric.lines().join("; ");
+                self.record(|t| {
+                    TraceRecord::new(t, TraceKind::PlacementFailure)
+                        .group(want.group)
+                        .detail(lines)
+                });
+                first.insert(failure)
+            }
+        };
+        failure.unplaced += 1;
         let (group, index) = (want.group, want.index);
         let seen = self.placement_seen(
             &ctx.claims,

@@ -166,10 +166,12 @@ impl Simulation<'_> {
     ) {
         let group = failure.group;
         self.metrics.infeasible += 1;
+        // Every node filtered it: the check that filtered the most.
         let detail = failure
-            .reasons
+            .metric
+            .constraint_filtered
             .first()
-            .map(|(text, _, _)| text.clone())
+            .map(|(text, _)| text.clone())
             .unwrap_or_default();
         failures.insert(group, failure);
         self.record(|t| {
