@@ -116,11 +116,7 @@ impl Simulation<'_> {
                 // placement is tried, so the old allocation's resources
                 // (and its place for distinct_hosts and distinct_property)
                 // are free for the new one.
-                plan.stops.push(previous);
-                if let Some(prefs) = ctx.preferences.as_deref_mut() {
-                    self.note_plan_stop(prefs, previous, true);
-                }
-                self.free_stopped(&mut ctx, previous, true);
+                self.append_stop(&mut ctx, &mut plan, previous);
             }
             match self.select_node(&mut ctx, want.group, &volumes, &penalty) {
                 Ok(node) => self.add_placement(&mut ctx, &mut plan, &want, node, volumes),
@@ -206,16 +202,7 @@ impl Simulation<'_> {
         {
             // generic_sched.go computePlacements: a destructive
             // update that cannot be placed keeps the old one (PopUpdate).
-            let popped = plan.stops.pop();
-            debug_assert_eq!(
-                popped,
-                Some(previous),
-                "the update's stop is the plan's last"
-            );
-            if let Some(prefs) = ctx.preferences.as_deref_mut() {
-                self.note_plan_stop(prefs, previous, false);
-            }
-            self.free_stopped(ctx, previous, false);
+            self.pop_stop(ctx, plan, previous);
         }
         self.metrics.infeasible += 1;
         self.blocked.insert(plan.job);
@@ -251,6 +238,29 @@ impl Simulation<'_> {
                 .detail(detail)
                 .seen(seen.map(|s| vec![*s]).unwrap_or_default())
         });
+    }
+
+    /// plan.go AppendStoppedAlloc for a destructive update's old
+    /// allocation: the plan stops `id`, and what the evaluation's later
+    /// checks see follows (its resources and its place for distinct_hosts,
+    /// distinct_property and spread are free).
+    fn append_stop(&self, ctx: &mut PlanContext, plan: &mut Plan, id: AllocId) {
+        plan.stops.push(id);
+        if let Some(prefs) = ctx.preferences.as_deref_mut() {
+            self.note_plan_stop(prefs, id, true);
+        }
+        self.free_stopped(ctx, id, true);
+    }
+
+    /// plan.go PopUpdate: undoes [`Simulation::append_stop`] of `id`, the
+    /// plan's last stop, when its replacement found no node.
+    fn pop_stop(&self, ctx: &mut PlanContext, plan: &mut Plan, id: AllocId) {
+        let popped = plan.stops.pop();
+        debug_assert_eq!(popped, Some(id), "the update's stop is the plan's last");
+        if let Some(prefs) = ctx.preferences.as_deref_mut() {
+            self.note_plan_stop(prefs, id, false);
+        }
+        self.free_stopped(ctx, id, false);
     }
 
     /// The plan stops (`stopped`) or no longer stops live allocation `id`:
