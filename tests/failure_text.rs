@@ -101,3 +101,104 @@ jobs:
         );
     }
 }
+
+/// Every group's failure lines of a run, by group index.
+fn all_lines(
+    scenario: &plansim::model::scenario::Scenario,
+    policy: Policy,
+    seed: u64,
+) -> Vec<Vec<String>> {
+    let output = common::run_checked(scenario, policy, seed);
+    output
+        .placement_failures
+        .iter()
+        .map(|failure| {
+            failure_lines(scenario, failure)
+                .into_iter()
+                .map(|(_, line)| line)
+                .collect()
+        })
+        .collect()
+}
+
+/// scheduler_system.go computePlacements tries a system job's placements in
+/// the order util.go diffSystemAllocs ranges over two Go maps: nodes, then
+/// on each node the job's allocation names. With a job constraint no node
+/// meets, 1.2.6's evaluation context remembers the class failed it, so the
+/// group tried second on the node is filtered as "computed class
+/// ineligible"; which group that is follows Go's map order (the first
+/// inserted comes first with odds 7/8 for two entries). 2.0.5's
+/// SystemStack.Select forgets the eligibility before each node (1.11.0).
+#[test]
+fn system_groups_meet_the_class_in_map_order() {
+    let yaml = "
+name: t
+horizon: 1m
+nodes:
+  - {id: n, node_class: a}
+jobs:
+  - id: sys
+    type: system
+    constraints: [{attribute: \"${node.datacenter}\", operator: \"==\", value: dc2}]
+    groups:
+      - {name: g0, tasks: [{name: t}]}
+      - {name: g1, tasks: [{name: t}]}
+";
+    let scenario = common::load(yaml);
+    let real = "* Constraint \"${node.datacenter} == dc2\": 1 nodes excluded by filter";
+    let computed = "* Constraint \"computed class ineligible\": 1 nodes excluded by filter";
+    let class = "* Class \"a\": 1 nodes excluded by filter";
+    let mut g0_first = 0;
+    for seed in 0..400 {
+        let naive = all_lines(&scenario, Policy::Naive, seed);
+        let [g0, g1] = naive.as_slice() else {
+            panic!("two groups failed: {naive:?}")
+        };
+        assert_eq!(&g0[1], class, "seed {seed}");
+        assert_eq!(&g1[1], class, "seed {seed}");
+        match (g0[2].as_str(), g1[2].as_str()) {
+            (a, b) if a == real && b == computed => g0_first += 1,
+            (a, b) if a == computed && b == real => {}
+            other => panic!("seed {seed}: {other:?}"),
+        }
+        for lines in all_lines(&scenario, Policy::Validate, seed) {
+            assert_eq!(lines[1..], [class, real], "seed {seed}");
+        }
+    }
+    // 7/8 of 400 is 350.
+    assert!(
+        (320..=380).contains(&g0_first),
+        "g0 first in {g0_first} of 400"
+    );
+}
+
+/// A system placement that finds its node exhausted reports that node's
+/// Select: its class exhausted, and the ready nodes per datacenter of the
+/// job (`nodesByDC`), which at 1.2.6 lists a datacenter with none.
+#[test]
+fn system_exhausted_node_reports_its_class_and_datacenters() {
+    let yaml = "
+name: t
+horizon: 1m
+nodes:
+  - {id: n, node_class: c, cpu: 100}
+jobs:
+  - id: sys
+    type: system
+    datacenters: [dc1, dc2]
+    groups:
+      - {name: g, tasks: [{name: t, cpu: 500}]}
+";
+    let head = "sys: Task Group \"g\" (failed to place 1 allocation):";
+    let tail = [
+        "* Resources exhausted on 1 nodes",
+        "* Class \"c\" exhausted on 1 nodes",
+        "* Dimension \"cpu\" exhausted on 1 nodes",
+    ];
+    let naive = status(yaml, Policy::Naive);
+    assert_eq!(naive[0], head);
+    assert_eq!(naive[1], "* No nodes are available in datacenter \"dc2\"");
+    assert_eq!(naive[2..], tail);
+    let validate = status(yaml, Policy::Validate);
+    assert_eq!(validate[1..], tail);
+}

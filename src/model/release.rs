@@ -147,6 +147,12 @@ pub struct Release {
     /// (`existingByTaskGroup`, #25850, 1.11.0); before, whenever its
     /// placements were all filtered.
     pub system_filtered_report_skips_kept: bool,
+    /// The system stack forgets the evaluation's class eligibility before
+    /// each node it tries (`SystemStack.Select`: "previous eligibility
+    /// information is not applicable", 1.11.0), so no system placement is
+    /// filtered as "computed class ineligible"; before, a class that failed
+    /// the job's or a group's checks on one node filters the next.
+    pub system_resets_eligibility: bool,
 
     // --- Job files: disconnect settings (command/agent/job_endpoint.go:ApiTgToStructsTG)
     /// Which spelling of a group's disconnect settings counts: the group
@@ -257,6 +263,7 @@ pub static NOMAD_1_2_6: Release = Release {
     topology_match: TopologyMatch::Equal,
     validation_block_word: "stanza",
     system_filtered_report_skips_kept: false,
+    system_resets_eligibility: false,
     disconnect_settings: DisconnectSettings::GroupFields,
 };
 
@@ -291,6 +298,7 @@ pub static NOMAD_2_0_5: Release = Release {
     topology_match: TopologyMatch::Contains,
     validation_block_word: "block",
     system_filtered_report_skips_kept: true,
+    system_resets_eligibility: true,
     disconnect_settings: DisconnectSettings::Block,
 };
 

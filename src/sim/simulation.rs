@@ -129,8 +129,14 @@ pub(crate) struct Simulation<'s> {
     pub(crate) options: RunOptions,
     pub(crate) queue: EventQueue<Event>,
     pub(crate) shuffle_rng: SimRng,
-    /// Draws each evaluation's task-group order (`group_order`).
+    /// Draws the orders Nomad takes from ranging over Go maps: each
+    /// evaluation's task-group order (`group_order`) and a system
+    /// evaluation's placement order (`order_system_placements`).
     pub(crate) group_rng: SimRng,
+    /// The nodes in the order of their random Nomad node IDs (the state
+    /// store's node table), drawn at the first system evaluation that
+    /// needs it; empty before.
+    pub(crate) node_id_order: Vec<u32>,
     /// The last evaluation's candidate list, kept for the next one: on a
     /// 40,000-node cluster it is 160 kB, which the allocator would map and
     /// unmap (and the kernel zero) once per evaluation.
@@ -239,6 +245,7 @@ impl<'s> Simulation<'s> {
             queue,
             shuffle_rng: SimRng::new(options.seed, Stream::NodeShuffle),
             group_rng: SimRng::new(options.seed, Stream::GroupOrder),
+            node_id_order: Vec::new(),
             spare_order: Vec::new(),
             spare_group_counts: Vec::new(),
             nodes,

@@ -283,7 +283,7 @@ fn insertion_order(allocs: &[u64], rng: &mut SimRng) -> Vec<usize> {
 /// inserted with odds (9 - n)/8, the rest following in insertion order.
 /// Larger maps place keys by a per-map random hash seed: modelled as a
 /// uniform shuffle (a simplification of their bucket and group layout).
-fn map_order(mut inserted: Vec<usize>, rng: &mut SimRng) -> Vec<usize> {
+pub(crate) fn map_order(mut inserted: Vec<usize>, rng: &mut SimRng) -> Vec<usize> {
     const SLOTS: usize = 8;
     if inserted.len() > SLOTS {
         rng.shuffle(&mut inserted);

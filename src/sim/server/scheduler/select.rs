@@ -13,6 +13,7 @@ use crate::sim::simulation::Simulation;
 use std::collections::BTreeMap;
 /// Why a placement found no node: what its scan counted, for the group's
 /// [`PlacementFailure`].
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Rejection {
     /// Nodes per reason.
     pub(crate) filtered: BTreeMap<FilterReason, u32>,
@@ -245,16 +246,40 @@ impl Simulation<'_> {
         group: GroupRef,
         rejection: &Rejection,
     ) -> PlacementFailure {
-        let names = self.datacenters.names();
-        let mut ready = vec![0u32; names.len()];
-        for node in &ctx.order {
+        self.failure_from(
+            group,
+            rejection,
+            Some(&self.ready_by_datacenter(&ctx.order)),
+        )
+    }
+
+    /// Ready nodes per datacenter (indexed as `Datacenters::names`), of
+    /// `nodes`: readyNodesInDCs' count.
+    pub(crate) fn ready_by_datacenter(&self, nodes: &[NodeId]) -> Vec<u32> {
+        let mut ready = vec![0u32; self.datacenters.names().len()];
+        for node in nodes {
             ready[self.datacenters.of_node()[node.index()] as usize] += 1;
         }
+        ready
+    }
+
+    /// A group's failure from a rejection's counts. `ready`, per
+    /// datacenter, becomes NodesAvailable; `None` where the metric never
+    /// had it set (a system group's merged filter metrics).
+    pub(crate) fn failure_from(
+        &self,
+        group: GroupRef,
+        rejection: &Rejection,
+        ready: Option<&[u32]>,
+    ) -> PlacementFailure {
+        let names = self.datacenters.names();
         let mut available: BTreeMap<&str, u32> = BTreeMap::new();
-        for dc in &self.scenario.jobs[group.job.index()].datacenters {
-            let count = names.iter().position(|n| n == dc).map_or(0, |i| ready[i]);
-            if count > 0 || self.behaviour.release.lists_empty_datacenters {
-                available.insert(dc, count);
+        if let Some(ready) = ready {
+            for dc in &self.scenario.jobs[group.job.index()].datacenters {
+                let count = names.iter().position(|n| n == dc).map_or(0, |i| ready[i]);
+                if count > 0 || self.behaviour.release.lists_empty_datacenters {
+                    available.insert(dc, count);
+                }
             }
         }
         let classes = rejection

@@ -28,6 +28,8 @@ use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::scenario::{Capability, JobKind};
 use crate::sim::server::scheduler::feasibility::{FilterReason, PlacementFailure};
 use crate::sim::server::scheduler::plan::{Placement, PlacementKind, Plan, ResolvedVolume};
+use crate::sim::server::scheduler::reconcile::map_order;
+use crate::sim::server::scheduler::select::Rejection;
 use crate::sim::simulation::Simulation;
 use crate::sim::state::alloc_parts::VolumeClaims;
 use crate::sim::state::store::{JobStatus, NodeStatus};
@@ -82,9 +84,20 @@ impl Simulation<'_> {
             self.note_placement_failures(job, BTreeMap::new());
             return plan;
         }
+        if wants.len() > 1 {
+            self.order_system_placements(job, &mut wants);
+        }
         let mut ctx = self.plan_context(job, Vec::new());
         let mut failures: BTreeMap<GroupRef, PlacementFailure> = BTreeMap::new();
+        // Ready nodes per datacenter (s.nodesByDC), counted at the first
+        // exhausted node.
+        let mut ready_by_dc: Option<Vec<u32>> = None;
+        let resets_eligibility = self.behaviour.release.system_resets_eligibility;
         for (group, node, previous) in wants {
+            if resets_eligibility {
+                ctx.job_classes.fill(None);
+                ctx.group_classes.fill(None);
+            }
             let volumes = self.resolve_volumes(group, SYSTEM_ALLOC_INDEX);
             self.prepare_volume_verdicts(&mut ctx, group, &volumes);
             let ask = self.ask(group);
@@ -124,7 +137,10 @@ impl Simulation<'_> {
                 // they are all the group's placements.
                 Err(reason) if !exhausts(&reason) => {
                     let skips_kept = self.behaviour.release.system_filtered_report_skips_kept;
-                    if let Some(failure) = filtered.note(group, reason, skips_kept, self.scenario) {
+                    let class = self.node_classes.of(self.node_table.class(node));
+                    if let Some(merged) = filtered.note(group, reason, class, skips_kept) {
+                        let mut failure = self.failure_from(group, &merged, None);
+                        failure.unplaced = 1;
                         self.report_filtered_group(node, failure, &mut failures);
                     }
                 }
@@ -132,11 +148,13 @@ impl Simulation<'_> {
                     self.metrics.infeasible += 1;
                     self.blocked.insert(job);
                     let detail = reason.describe(self.scenario);
-                    let filtered = BTreeMap::from([(reason, 1)]);
-                    failures
-                        .entry(group)
-                        .or_insert_with(|| PlacementFailure::new(group, &filtered, self.scenario))
-                        .unplaced += 1;
+                    if !failures.contains_key(&group) {
+                        let ready = ready_by_dc.get_or_insert_with(|| self.system_ready_by_dc(job));
+                        let class = self.node_classes.of(self.node_table.class(node));
+                        let rejection = exhausted_node(reason, class);
+                        failures.insert(group, self.failure_from(group, &rejection, Some(ready)));
+                    }
+                    failures.get_mut(&group).expect("inserted above").unplaced += 1;
                     self.record(|t| {
                         TraceRecord::new(t, TraceKind::Infeasible)
                             .alloc(group, SYSTEM_ALLOC_INDEX)
@@ -146,12 +164,117 @@ impl Simulation<'_> {
                 }
             }
         }
+        // A group's metric is final only here (a filtered group's merge may
+        // replace an exhausted node's): one row each, as the generic
+        // scheduler writes at its group's first failure.
+        for (&group, failure) in &failures {
+            let lines = failure.metric.lines().join("; ");
+            self.record(|t| {
+                TraceRecord::new(t, TraceKind::PlacementFailure)
+                    .group(group)
+                    .detail(lines)
+            });
+        }
         self.note_placement_failures(job, failures);
         if self.blocked.contains(&job) {
             let eligibility = self.class_eligibility(job, &ctx);
             self.blocked_classes.insert(job, eligibility);
         }
         plan
+    }
+
+    /// Nomad's order of a system evaluation's placements (1.2.6 util.go
+    /// `diffSystemAllocs`, 2.0.5 reconciler/reconcile_node.go `Compute`,
+    /// the same): it ranges over a Go map of nodes (those holding a live
+    /// allocation of the job, inserted in allocation-ID order, then the
+    /// ready nodes in node-ID order), and on each node over a map of the
+    /// job's allocation names (`materializeTaskGroups`: the groups with a
+    /// count, in file order), each range starting where Go's map order
+    /// puts it ([`map_order`]). Allocation and node IDs are random UUIDs
+    /// in Nomad: a random order of the allocations, and a node order drawn
+    /// once per run (`node_id_order`).
+    fn order_system_placements(
+        &mut self,
+        job: JobId,
+        wants: &mut [(GroupRef, NodeId, Option<AllocId>)],
+    ) {
+        let spec = &self.scenario.jobs[job.index()];
+        let state = &self.jobs[job.index()];
+        let mut holding: Vec<usize> = state
+            .latest
+            .iter()
+            .flat_map(|slots| slots.iter())
+            .filter(|(_, id)| self.allocs[id.index()].is_live())
+            .map(|(node, _)| node as usize)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        self.group_rng.shuffle(&mut holding);
+        if self.node_id_order.is_empty() {
+            let mut order: Vec<u32> = (0..self.scenario.nodes.len() as u32).collect();
+            self.group_rng.shuffle(&mut order);
+            self.node_id_order = order;
+        }
+        let mut node_rank = vec![u32::MAX; self.scenario.nodes.len()];
+        for &n in &holding {
+            node_rank[n] = 0;
+        }
+        let mut ready: Vec<usize> = self
+            .node_id_order
+            .iter()
+            .map(|&n| n as usize)
+            .filter(|&n| {
+                node_rank[n] == u32::MAX
+                    && self.nodes[n].schedulable()
+                    && spec
+                        .datacenters
+                        .contains(&self.scenario.nodes[n].datacenter)
+            })
+            .collect();
+        holding.append(&mut ready);
+        let visit = map_order(holding, &mut self.group_rng);
+        for (rank, &n) in visit.iter().enumerate() {
+            node_rank[n] = rank as u32;
+        }
+        // Each node's range over the allocation names, drawn where it
+        // decides something: on a node with two placements or more.
+        let required: Vec<usize> = (0..spec.groups.len())
+            .filter(|&g| state.counts[g] > 0)
+            .collect();
+        let mut per_node: BTreeMap<u32, u32> = BTreeMap::new();
+        for (_, node, _) in wants.iter() {
+            *per_node.entry(node_rank[node.index()]).or_default() += 1;
+        }
+        let mut group_rank: BTreeMap<(u32, usize), usize> = BTreeMap::new();
+        for (&rank, _) in per_node.iter().filter(|(_, n)| **n > 1) {
+            for (i, g) in map_order(required.clone(), &mut self.group_rng)
+                .into_iter()
+                .enumerate()
+            {
+                group_rank.insert((rank, g), i);
+            }
+        }
+        wants.sort_by_key(|(group, node, _)| {
+            let rank = node_rank[node.index()];
+            let g = group.group_index();
+            (rank, group_rank.get(&(rank, g)).copied().unwrap_or(g))
+        });
+    }
+
+    /// Ready nodes per datacenter of the job's (readyNodesInDCs' count,
+    /// the system scheduler's `nodesByDC`).
+    fn system_ready_by_dc(&self, job: JobId) -> Vec<u32> {
+        let spec = &self.scenario.jobs[job.index()];
+        let ready: Vec<NodeId> = (0..self.scenario.nodes.len())
+            .filter(|&n| {
+                self.nodes[n].schedulable()
+                    && spec
+                        .datacenters
+                        .contains(&self.scenario.nodes[n].datacenter)
+            })
+            .map(NodeId::from_index)
+            .collect();
+        self.ready_by_datacenter(&ready)
     }
 
     /// Every placement of a system group was filtered out: Nomad reports
@@ -208,12 +331,13 @@ impl Simulation<'_> {
 /// What Nomad's system scheduler tracks of filtered placements, per group
 /// of the job: its placements still queued (`queuedAllocs`), whether it
 /// keeps an allocation on some node (`existingByTaskGroup`: the
-/// reconciler's ignored allocations) and the filters met so far
-/// (`filteredMetrics`).
+/// reconciler's ignored allocations) and the filter metrics merged over
+/// its filtered nodes so far (`filteredMetrics`, `mergeNodeFiltered`:
+/// nodes evaluated, class and constraint counts; never NodesAvailable).
 struct Filtered {
     queued: Vec<u32>,
     kept: Vec<bool>,
-    reasons: Vec<BTreeMap<FilterReason, u32>>,
+    merged: Vec<Rejection>,
 }
 
 impl Filtered {
@@ -221,29 +345,45 @@ impl Filtered {
         Filtered {
             queued: vec![0; groups],
             kept: vec![false; groups],
-            reasons: vec![BTreeMap::new(); groups],
+            merged: vec![Rejection::default(); groups],
         }
     }
 
-    /// A placement of `group` was filtered out by `reason`; the group's
-    /// failure once none of its placements is left (and, where
-    /// `skips_kept`, it keeps no allocation elsewhere).
+    /// A placement of `group` was filtered out by `reason` on a node of
+    /// `class`; the group's merged metrics once none of its placements is
+    /// left (and, where `skips_kept`, it keeps no allocation elsewhere).
     fn note(
         &mut self,
         group: GroupRef,
         reason: FilterReason,
+        class: Option<u32>,
         skips_kept: bool,
-        scenario: &crate::model::scenario::Scenario,
-    ) -> Option<PlacementFailure> {
+    ) -> Option<&Rejection> {
         let g = group.group_index();
         self.queued[g] = self.queued[g].saturating_sub(1);
-        *self.reasons[g].entry(reason).or_default() += 1;
+        let merged = &mut self.merged[g];
+        *merged.filtered.entry(reason).or_default() += 1;
+        merged.evaluated += 1;
+        if let Some(class) = class {
+            match merged.classes.iter_mut().find(|(c, ..)| *c == class) {
+                Some((_, filtered, _)) => *filtered += 1,
+                None => merged.classes.push((class, 1, 0)),
+            }
+        }
         if self.queued[g] > 0 || (skips_kept && self.kept[g]) {
             return None;
         }
-        let mut failure = PlacementFailure::new(group, &self.reasons[g], scenario);
-        failure.unplaced = 1;
-        Some(failure)
+        Some(&self.merged[g])
+    }
+}
+
+/// One exhausted node's Select metric: the node evaluated and exhausted,
+/// counted under its class when it has one (AllocMetric.ExhaustedNode).
+fn exhausted_node(reason: FilterReason, class: Option<u32>) -> Rejection {
+    Rejection {
+        filtered: BTreeMap::from([(reason, 1)]),
+        evaluated: 1,
+        classes: class.map(|c| (c, 0, 1)).into_iter().collect(),
     }
 }
 
