@@ -237,11 +237,15 @@ impl Simulation<'_> {
             cleared: BTreeMap::new(),
         };
         let node = |id: NodeId| &self.scenario.nodes[id.index()];
-        // Canaries and allocations a promotion displaced count too.
-        let live: Vec<AllocId> = self.live_allocs_of(prefs.job).collect();
-        for id in live {
-            let alloc = &self.allocs[id.index()];
-            set.tally(Which::Existing, alloc.group, node(alloc.node));
+        // Every live allocation of the job (propertyset.go populateExisting:
+        // the job's non-terminal allocations): canaries, allocations a
+        // promotion displaced, and an unknown allocation still running
+        // beside its replacement, which no slot holds any more.
+        for g in 0..self.scenario.jobs[prefs.job.index()].groups.len() {
+            let group = GroupRef::new(prefs.job, g);
+            for &(_, at) in self.live.of_group(group) {
+                set.tally(Which::Existing, group, node(at));
+            }
         }
         for &id in &prefs.stops {
             let alloc = &self.allocs[id.index()];
