@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::access::{AccessMode, ClaimMode};
 use super::expect::Expectation;
-use super::ids::{JobId, NodeId, PluginId, VolumeId};
+use super::ids::{GroupRef, JobId, NodeId, PluginId, VolumeId};
 use super::policy::Policy;
 use super::release::DisconnectSettings;
 use super::time::Millis;
@@ -673,6 +673,19 @@ pub enum TimelineAction {
     /// `promote_deployment`: the operator promotes the job's canaries
     /// (`nomad deployment promote`).
     PromoteDeployment(JobId),
+    /// `alloc_fail: "job.group[index]"`: the task of the newest live
+    /// allocation of that name fails for good (its restarts, if any, are
+    /// spent): the client reports it failed.
+    AllocFail {
+        group: GroupRef,
+        index: u32,
+    },
+    /// `node_down: {node_of: "job.group[index]"}`: the node holding the
+    /// newest live allocation of that name at the event's time goes down.
+    NodeDownOf {
+        group: GroupRef,
+        index: u32,
+    },
 }
 
 impl TimelineAction {
@@ -683,6 +696,9 @@ impl TimelineAction {
             | TimelineAction::StopJob(job)
             | TimelineAction::UpdateJob { job, .. }
             | TimelineAction::PromoteDeployment(job) => Some(*job),
+            TimelineAction::AllocFail { group, .. } | TimelineAction::NodeDownOf { group, .. } => {
+                Some(group.job)
+            }
             _ => None,
         }
     }
@@ -690,13 +706,33 @@ impl TimelineAction {
 
 /// An allocation that exists at time 0 (`initial_allocations`): running
 /// ones hold their volume claims, granted and published, from the start;
-/// pending ones were placed and have not claimed yet.
+/// pending ones were placed and have not claimed yet; failed ones failed
+/// before the run began and hold nothing.
 #[derive(Clone, Debug)]
 pub struct InitialAllocation {
     pub group: crate::model::ids::GroupRef,
     pub index: u32,
     pub node: NodeId,
-    pub running: bool,
+    pub status: InitialStatus,
+}
+
+/// The client status of an initial allocation (desired status run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitialStatus {
+    Running,
+    Pending,
+    /// Client status failed, not yet rescheduled (no `NextAllocation`).
+    Failed,
+}
+
+impl InitialStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            InitialStatus::Running => "running",
+            InitialStatus::Pending => "pending",
+            InitialStatus::Failed => "failed",
+        }
+    }
 }
 
 /// The group's disconnect settings as written, each spelling apart so that

@@ -360,6 +360,8 @@ pub struct RawInitialAllocation {
 pub enum RawInitialStatus {
     Running,
     Pending,
+    /// Failed before the run began and not yet rescheduled.
+    Failed,
 }
 
 #[serde_with::skip_serializing_none]
@@ -374,7 +376,7 @@ pub struct RawVolumeMount {
 #[serde(deny_unknown_fields)]
 pub struct RawEvent {
     pub at: RawDuration,
-    pub node_down: Option<String>,
+    pub node_down: Option<RawNodeDown>,
     pub node_up: Option<String>,
     pub node_drain: Option<RawNodeDrain>,
     pub scale: Option<RawScale>,
@@ -385,6 +387,23 @@ pub struct RawEvent {
     pub node_disconnect: Option<String>,
     pub node_reconnect: Option<String>,
     pub promote_deployment: Option<String>,
+    /// `alloc_fail: "web.app[1]"`: that allocation's task fails.
+    pub alloc_fail: Option<String>,
+}
+
+/// `node_down: client-1`, or `node_down: {node_of: "web.app[0]"}`: the
+/// node holding that allocation when the event happens.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawNodeDown {
+    Node(String),
+    Of(RawNodeOf),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNodeOf {
+    pub node_of: String,
 }
 
 /// `update_job`: a new version of a job, optionally changing some groups.

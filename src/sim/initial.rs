@@ -2,12 +2,13 @@
 //! import nomad` writes for a live cluster). A running allocation holds its
 //! claims, granted and published, from the start, as the server and the
 //! node plugin record them for an allocation that is already running; a
-//! pending one was placed and has yet to pull and claim. Neither counts as
-//! `placed` (no plan of this run created it).
+//! pending one was placed and has yet to pull and claim; a failed one
+//! failed before 0s and awaits its reschedule. None counts as `placed` (no
+//! plan of this run created it).
 
 use crate::model::access::{ClaimMode, permits};
 use crate::model::ids::{AllocId, VolumeId};
-use crate::model::scenario::Capability;
+use crate::model::scenario::{Capability, InitialAllocation, InitialStatus};
 use crate::model::time::Millis;
 use crate::sim::server::scheduler::plan::ResolvedVolume;
 use crate::sim::simulation::{Event, Simulation};
@@ -18,6 +19,11 @@ use crate::sim::trace::{TraceKind, TraceRecord};
 impl Simulation<'_> {
     pub(crate) fn seed_initial_allocations(&mut self) {
         for initial in &self.scenario.initial_allocations {
+            if initial.status == InitialStatus::Failed {
+                self.seed_failed_allocation(initial);
+                continue;
+            }
+            let running = initial.status == InitialStatus::Running;
             let id = AllocId::from_index(self.allocs.len());
             let (group, index, node) = (initial.group, initial.index, initial.node);
             let (volumes, claim_modes): (Vec<(VolumeId, ClaimMode)>, Vec<Capability>) = self
@@ -43,7 +49,7 @@ impl Simulation<'_> {
             self.live.insert(id, group, node);
             let slot = self.slot_key(group, index, node);
             self.jobs[group.job.index()].latest[group.group_index()].insert(slot, id);
-            let state = if initial.running {
+            let state = if running {
                 for (&(volume, mode), &claim) in volumes.iter().zip(&claim_modes) {
                     self.hold_initial_claim(id, group.job, node, volume, mode, claim);
                 }
@@ -62,7 +68,7 @@ impl Simulation<'_> {
                 self.at(self.scenario.cluster.pull_delay, Event::AllocPulled(id));
                 AllocState::Pulling
             };
-            let next_volume = if initial.running { volumes.len() } else { 0 };
+            let next_volume = if running { volumes.len() } else { 0 };
             self.mounts_placed += volumes.len();
             self.allocs.push(Alloc {
                 group,
@@ -78,13 +84,13 @@ impl Simulation<'_> {
                 deployment: MaybeSeq::NONE,
                 deploy_health: None,
                 score: MaybeScore::NONE,
-                running_since: initial.running.then_some(Millis::ZERO).into(),
+                running_since: running.then_some(Millis::ZERO).into(),
             });
-            if initial.running {
+            if running {
                 // Running before the run began: its checks have passed.
                 self.on_alloc_healthy(id);
             }
-            let kind = if initial.running {
+            let kind = if running {
                 TraceKind::Running
             } else {
                 TraceKind::Placed
@@ -96,6 +102,59 @@ impl Simulation<'_> {
                     .detail("initial allocation")
             });
         }
+    }
+
+    /// An allocation whose task failed before the run began (client status
+    /// failed, desired status run, not yet rescheduled: no
+    /// `NextAllocation`), failed at 0s with an empty reschedule tracker.
+    /// It holds no resources (a terminal client status, `AllocsFit`) and
+    /// no claim: the client's unpublish and the volume watcher released it
+    /// before the run began (`volumewatcher` `volumeReapImpl` frees the
+    /// claims of terminal allocations). With desired status run its group's
+    /// sources still count against the node's `max_volumes`
+    /// (`CSIVolumesByNodeID`). The first evaluation of its job sees it as
+    /// any failed allocation (`filterByRescheduleable`,
+    /// `updateByReschedulable`): due at 0s + the policy's delay.
+    fn seed_failed_allocation(&mut self, initial: &InitialAllocation) {
+        let id = AllocId::from_index(self.allocs.len());
+        let (group, index, node) = (initial.group, initial.index, initial.node);
+        let (volumes, claim_modes): (Vec<(VolumeId, ClaimMode)>, Vec<Capability>) = self
+            .resolve_volumes(group, index)
+            .into_iter()
+            .filter_map(|v| match v {
+                ResolvedVolume::Found(volume, mode, claim) => Some(((volume, mode), claim)),
+                ResolvedVolume::Missing(_) => None,
+            })
+            .unzip();
+        for volume in self.counted_sources(group) {
+            count_up(&mut self.nodes[node.index()].counted_volumes, volume);
+        }
+        let slot = self.slot_key(group, index, node);
+        self.jobs[group.job.index()].latest[group.group_index()].insert(slot, id);
+        let mut alloc = Alloc {
+            group,
+            index,
+            node,
+            state: AllocState::Failed,
+            claims: VolumeClaims::boxed(volumes, claim_modes, 0),
+            tracker: None,
+            migrate: false,
+            healthy_at: MaybeStamp::NONE,
+            version: 0,
+            placed_at: Stamp::ZERO,
+            deployment: MaybeSeq::NONE,
+            deploy_health: None,
+            score: MaybeScore::NONE,
+            running_since: MaybeStamp::NONE,
+        };
+        alloc.set_failed_at(Millis::ZERO);
+        self.allocs.push(alloc);
+        self.record(|t| {
+            TraceRecord::new(t, TraceKind::Failed)
+                .alloc(group, index)
+                .node(node)
+                .detail("initial allocation")
+        });
     }
 
     /// A claim granted and published before time 0. A volume that already

@@ -101,6 +101,8 @@ impl Simulation<'_> {
                     self.enqueue_eval(job);
                 }
             }
+            TimelineAction::AllocFail { group, index } => self.alloc_fail(group, index),
+            TimelineAction::NodeDownOf { group, index } => self.node_down_of(group, index),
         }
     }
 

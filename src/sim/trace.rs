@@ -49,6 +49,9 @@ pub enum TraceKind {
     /// A task group's first failed placement in an evaluation: its
     /// AllocMetric's `nomad job status` lines.
     PlacementFailure,
+    /// An `alloc_fail` event: the allocation it failed, or why it did
+    /// nothing.
+    AllocFail,
 }
 
 impl TraceKind {
@@ -94,6 +97,7 @@ impl TraceKind {
             TraceKind::NodeDetachFailed => "node_detach_failed",
             TraceKind::PromoteDeployment => "promote_deployment",
             TraceKind::PlacementFailure => "placement_failure",
+            TraceKind::AllocFail => "alloc_fail",
         }
     }
 }

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use serde_saphyr::{Location, Spanned};
 
 use super::budget::check_allocation_count;
-use crate::model::ids::{JobId, NodeId, PluginId};
+use crate::model::ids::{GroupRef, JobId, NodeId, PluginId};
 use crate::model::scenario::{JobSpec, NodeSpec, TimedEvent, TimelineAction};
 use crate::model::time::Millis;
 use crate::scenario::error::{Fail, fail};
 use crate::scenario::limits;
-use crate::scenario::raw::{RawEvent, RawNodeDrain};
+use crate::scenario::raw::{RawEvent, RawNodeDown, RawNodeDrain};
 
 /// How a timeline reference that names no node or job is treated.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -147,7 +147,7 @@ impl EventContext<'_> {
                 return Err(EventError::Invalid((
                     Some(at),
                     format!(
-                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job, node_disconnect, node_reconnect, promote_deployment"
+                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job, node_disconnect, node_reconnect, promote_deployment, alloc_fail"
                     ),
                 )));
             }
@@ -252,6 +252,10 @@ impl EventContext<'_> {
             )?;
             actions.push(TimelineAction::PromoteDeployment(job_id));
         }
+        if let Some(name) = &event.alloc_fail {
+            let (group, index) = refs.alloc(name, "alloc_fail", event.at.0)?;
+            actions.push(TimelineAction::AllocFail { group, index });
+        }
         Ok(())
     }
 }
@@ -263,8 +267,15 @@ fn node_actions(
     refs: &EventRefs,
     actions: &mut Vec<TimelineAction>,
 ) -> Result<(), EventError> {
-    if let Some(name) = &event.node_down {
-        actions.push(TimelineAction::NodeDown(refs.node(name, "node_down")?));
+    match &event.node_down {
+        Some(RawNodeDown::Node(name)) => {
+            actions.push(TimelineAction::NodeDown(refs.node(name, "node_down")?));
+        }
+        Some(RawNodeDown::Of(of)) => {
+            let (group, index) = refs.alloc(&of.node_of, "node_down.node_of", event.at.0)?;
+            actions.push(TimelineAction::NodeDownOf { group, index });
+        }
+        None => {}
     }
     if let Some(name) = &event.node_up {
         actions.push(TimelineAction::NodeUp(refs.node(name, "node_up")?));
@@ -330,6 +341,46 @@ impl EventRefs<'_> {
                 ),
             ))
         })
+    }
+
+    /// An allocation named the Nomad way, `<job>.<group>[<index>]`, of a
+    /// job submitted before `at_time` and not a system job (whose every
+    /// allocation is `<job>.<group>[0]`, one per node: the name does not
+    /// say which). The index need not be below the count: an event naming
+    /// no live allocation when it happens does nothing (a trace row says so).
+    fn alloc(
+        &self,
+        name: &str,
+        field: &str,
+        at_time: Millis,
+    ) -> Result<(GroupRef, u32), EventError> {
+        let path = self.path;
+        let Some((group_name, index)) = super::initial::split_alloc_name(name) else {
+            return Err(EventError::Invalid((
+                Some(self.at),
+                format!(
+                    "{path}.{field}: \"{name}\" is not an allocation name: expected <job>.<group>[<index>]"
+                ),
+            )));
+        };
+        let Some((j, g)) = super::initial::find_group(self.context.jobs, group_name) else {
+            return Err(EventError::Dangling(format!(
+                "{path}.{field}: no job and group under jobs match \"{group_name}\""
+            )));
+        };
+        let job = JobId::from_index(j);
+        if self.context.jobs[j].is_system() {
+            return Err(EventError::Invalid((
+                Some(self.at),
+                format!(
+                    "{path}.{field}: job \"{}\" is a system or sysbatch job: each of its allocations is named \"{group_name}[0]\", one per node, so the name does not say which",
+                    self.context.jobs[j].name
+                ),
+            )));
+        }
+        self.context
+            .check_submitted(at_time, job, &format!("{path}.{field}"), self.at)?;
+        Ok((GroupRef::new(job, g), index))
     }
 
     fn group(

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_saphyr::Spanned;
 
 use crate::model::ids::{JobId, NodeId, VolumeId};
-use crate::model::scenario::{InitialAllocation, JobSpec, NodeSpec, VolumeSource};
+use crate::model::scenario::{InitialAllocation, InitialStatus, JobSpec, NodeSpec, VolumeSource};
 use crate::model::time::Millis;
 use crate::scenario::error::{Fail, fail};
 use crate::scenario::raw::{RawInitialAllocation, RawInitialStatus};
@@ -24,12 +24,7 @@ pub(super) fn resolve_initial_allocations(
     for (i, entry) in raw.iter().enumerate() {
         let (at, alloc) = (entry.referenced, &entry.value);
         let path = format!("initial_allocations[{i}]");
-        let parsed = alloc
-            .alloc
-            .strip_suffix(']')
-            .and_then(|s| s.rsplit_once('['))
-            .and_then(|(name, index)| Some((name, index.parse::<u32>().ok()?)));
-        let Some((name, index)) = parsed else {
+        let Some((name, index)) = split_alloc_name(&alloc.alloc) else {
             return fail(
                 at,
                 format!(
@@ -38,12 +33,7 @@ pub(super) fn resolve_initial_allocations(
                 ),
             );
         };
-        let found = jobs.iter().enumerate().find_map(|(j, job)| {
-            let group = name.strip_prefix(job.name.as_str())?.strip_prefix('.')?;
-            let g = job.groups.iter().position(|g| g.name == group)?;
-            Some((j, g))
-        });
-        let Some((j, g)) = found else {
+        let Some((j, g)) = find_group(jobs, name) else {
             return fail(
                 at,
                 format!("{path}.alloc: no job and group under jobs match \"{name}\""),
@@ -98,9 +88,18 @@ pub(super) fn resolve_initial_allocations(
                 format!("{path}.alloc: \"{}\" is listed twice", alloc.alloc),
             );
         }
+        let status = match alloc.status {
+            RawInitialStatus::Running => InitialStatus::Running,
+            RawInitialStatus::Pending => InitialStatus::Pending,
+            RawInitialStatus::Failed => InitialStatus::Failed,
+        };
+        // A failed allocation holds no resources (AllocsFit skips
+        // terminal client statuses).
         let total = used.entry(node_id).or_default();
-        total.0 += group.cpu;
-        total.1 += group.memory;
+        if status != InitialStatus::Failed {
+            total.0 += group.cpu;
+            total.1 += group.memory;
+        }
         if total.0 > nodes[node].cpu || total.1 > nodes[node].memory {
             return fail(
                 at,
@@ -114,8 +113,25 @@ pub(super) fn resolve_initial_allocations(
             group: crate::model::ids::GroupRef::new(JobId::from_index(j), g),
             index,
             node: node_id,
-            running: alloc.status == RawInitialStatus::Running,
+            status,
         });
     }
     Ok(out)
+}
+
+/// Nomad's allocation name `<job>.<group>[<index>]`, split into
+/// `<job>.<group>` and the index.
+pub(super) fn split_alloc_name(name: &str) -> Option<(&str, u32)> {
+    name.strip_suffix(']')
+        .and_then(|s| s.rsplit_once('['))
+        .and_then(|(name, index)| Some((name, index.parse::<u32>().ok()?)))
+}
+
+/// The job and group (indices) that `<job>.<group>` names.
+pub(super) fn find_group(jobs: &[JobSpec], name: &str) -> Option<(usize, usize)> {
+    jobs.iter().enumerate().find_map(|(j, job)| {
+        let group = name.strip_prefix(job.name.as_str())?.strip_prefix('.')?;
+        let g = job.groups.iter().position(|g| g.name == group)?;
+        Some((j, g))
+    })
 }

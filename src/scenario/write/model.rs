@@ -626,11 +626,7 @@ fn write_initial_allocations(out: &mut String, scenario: &Scenario) {
             "{}.{}[{}]",
             job.name, job.groups[initial.group.group as usize].name, initial.index
         );
-        let status = if initial.running {
-            "running"
-        } else {
-            "pending"
-        };
+        let status = initial.status.name();
         let _ = writeln!(
             out,
             "  - {{alloc: {}, node: {}, status: {status}}}",
@@ -638,6 +634,16 @@ fn write_initial_allocations(out: &mut String, scenario: &Scenario) {
             text(&scenario.nodes[initial.node.index()].name)
         );
     }
+}
+
+/// Nomad's name of an allocation, `<job>.<group>[<index>]`.
+fn alloc_name(scenario: &Scenario, group: crate::model::ids::GroupRef, index: u32) -> String {
+    let job = &scenario.jobs[group.job.index()];
+    format!(
+        "{}.{}[{index}]",
+        job.name,
+        job.groups[group.group_index()].name
+    )
 }
 
 fn write_events(out: &mut String, scenario: &Scenario) {
@@ -717,6 +723,16 @@ fn write_events(out: &mut String, scenario: &Scenario) {
             TimelineAction::NodeDisconnect(id) => format!("node_disconnect: {}", node(*id)),
             TimelineAction::NodeReconnect(id) => format!("node_reconnect: {}", node(*id)),
             TimelineAction::PromoteDeployment(id) => format!("promote_deployment: {}", job(*id)),
+            TimelineAction::AllocFail { group, index } => {
+                format!(
+                    "alloc_fail: {}",
+                    text(&alloc_name(scenario, *group, *index))
+                )
+            }
+            TimelineAction::NodeDownOf { group, index } => format!(
+                "node_down: {{node_of: {}}}",
+                text(&alloc_name(scenario, *group, *index))
+            ),
         };
         let _ = writeln!(out, "  - {{at: {}, {action}}}", duration(event.at));
     }
@@ -792,18 +808,29 @@ jobs:
   - id: db
     groups:
       - name: pg
-        count: 2
+        count: 3
         volumes: {data: {type: csi, source: v}}
         tasks: [{name: postgres}]
 initial_allocations:
   - {alloc: "db.pg[0]", node: client-1, status: running}
   - {alloc: "db.pg[1]", node: client-0, status: pending}
+  - {alloc: "db.pg[2]", node: client-0, status: failed}
+events:
+  - {at: 1m, alloc_fail: "db.pg[0]"}
+  - {at: 2m, node_down: {node_of: "db.pg[1]"}}
 "#;
         let scenario = load_str(source, "initial.yaml", "initial").unwrap();
-        assert_eq!(scenario.initial_allocations.len(), 2);
+        assert_eq!(scenario.initial_allocations.len(), 3);
+        assert!(yaml_has_failed(&to_yaml(&scenario, "")));
         let yaml = to_yaml(&scenario, "");
         let back = load_str(&yaml, "written.yaml", "unused").unwrap();
         assert_eq!(format!("{back:?}"), format!("{scenario:?}"), "{yaml}");
+    }
+
+    fn yaml_has_failed(yaml: &str) -> bool {
+        yaml.contains("status: failed")
+            && yaml.contains("alloc_fail: \"db.pg[0]\"")
+            && yaml.contains("node_down: {node_of: \"db.pg[1]\"}")
     }
 
     #[test]

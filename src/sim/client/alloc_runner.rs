@@ -431,10 +431,7 @@ impl Simulation<'_> {
             // unhealthy (allochealth).
             self.deploy_alloc_unhealthy(id);
         }
-        if terminal == AllocState::Failed && !self.scenario.jobs[group.job.index()].is_system() {
-            // Nomad creates an evaluation when an allocation fails and may
-            // be rescheduled; a system job has no reschedule policy, so its
-            // failed allocation waits for the job's next evaluation.
+        if terminal == AllocState::Failed && self.failure_evaluated(id) {
             self.enqueue_eval(group.job);
         }
         if terminal != AllocState::Lost {
@@ -446,6 +443,24 @@ impl Simulation<'_> {
             self.unblock_class(node);
         }
         self.drain_watch();
+    }
+
+    /// Whether the servers evaluate the job when the client reports `id`
+    /// failed (node_endpoint.go `UpdateAlloc`, v1.2.6 and v2.0.5): only if
+    /// its reschedule policy leaves it an attempt now
+    /// (`Allocation.RescheduleEligible`) and it has no follow-up
+    /// evaluation yet. A system job has no reschedule policy: its failed
+    /// allocation waits for the job's next evaluation.
+    fn failure_evaluated(&self, id: AllocId) -> bool {
+        let alloc = &self.allocs[id.index()];
+        let job = &self.scenario.jobs[alloc.group.job.index()];
+        !job.is_system()
+            && alloc.followup_at().is_none()
+            && crate::sim::server::reschedule::attempts_left(
+                &job.groups[alloc.group.group_index()].reschedule,
+                alloc.reschedule_history(),
+                self.now(),
+            )
     }
 
     /// Claims are released asynchronously. A live client unpublishes its

@@ -15,9 +15,12 @@
 //!   client/heartbeatstop.go).
 //! - `health.rs`: allocation health (client/allochealth) and the
 //!   availability metrics it feeds.
+//! - `task_failure.rs`: scripted task failures (`alloc_fail`, the task's
+//!   final failure after its restarts) and `node_down: {node_of: ...}`.
 
 mod alloc_runner;
 mod disconnect;
 pub mod disconnect_state;
 mod health;
 mod plugins;
+mod task_failure;
