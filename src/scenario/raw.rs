@@ -119,6 +119,8 @@ pub struct RawVolume {
     pub capabilities: Option<Vec<RawCapability>>,
     /// A Nomad volume spec (HCL or JSON), relative to the scenario.
     pub file: Option<String>,
+    /// When `nomad volume register` makes it known (default 0s).
+    pub register_at: Option<RawDuration>,
 }
 
 /// Nomad's volume `capability` block.
@@ -385,6 +387,25 @@ pub struct RawEvent {
     pub node_disconnect: Option<String>,
     pub node_reconnect: Option<String>,
     pub promote_deployment: Option<String>,
+    pub plugin_restart: Option<RawPluginRestart>,
+    pub volume_detach: Option<RawVolumeDetach>,
+}
+
+/// `plugin_restart`: a node plugin's task restarts on one node.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPluginRestart {
+    pub plugin: String,
+    pub node: String,
+    pub down_for: RawDuration,
+}
+
+/// `volume_detach`: `nomad volume detach <volume> <node>`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawVolumeDetach {
+    pub volume: String,
+    pub node: String,
 }
 
 /// `update_job`: a new version of a job, optionally changing some groups.

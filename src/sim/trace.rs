@@ -49,6 +49,12 @@ pub enum TraceKind {
     /// A task group's first failed placement in an evaluation: its
     /// AllocMetric's `nomad job status` lines.
     PlacementFailure,
+    /// A node plugin's task restarts (`plugin_restart`), and is back.
+    PluginRestart,
+    /// `nomad volume detach`: what it released, or why it failed.
+    VolumeDetach,
+    /// A volume is registered (`register_at`).
+    VolumeRegistered,
 }
 
 impl TraceKind {
@@ -94,6 +100,9 @@ impl TraceKind {
             TraceKind::NodeDetachFailed => "node_detach_failed",
             TraceKind::PromoteDeployment => "promote_deployment",
             TraceKind::PlacementFailure => "placement_failure",
+            TraceKind::PluginRestart => "plugin_restart",
+            TraceKind::VolumeDetach => "volume_detach",
+            TraceKind::VolumeRegistered => "volume_registered",
         }
     }
 }
