@@ -685,7 +685,10 @@ pub enum TimelineAction {
         down_for: Millis,
     },
     /// `volume_detach`: `nomad volume detach <volume> <node>`.
-    VolumeDetach { volume: VolumeId, node: NodeId },
+    VolumeDetach {
+        volume: VolumeId,
+        node: NodeId,
+    },
 }
 
 impl TimelineAction {

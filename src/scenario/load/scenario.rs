@@ -194,14 +194,13 @@ fn resolve_scenario(
     check_allocation_budget(&jobs, &events, nodes.len())?;
     let expectations = resolve_expectations(raw.expect, &policies)?;
 
-    let initial_allocations =
-        resolve_initial_allocations(
-            &raw.initial_allocations,
-            &jobs,
-            &nodes,
-            &volume_by_name,
-            &volumes,
-        )?;
+    let initial_allocations = resolve_initial_allocations(
+        &raw.initial_allocations,
+        &jobs,
+        &nodes,
+        &volume_by_name,
+        &volumes,
+    )?;
     crate::scenario::plugin_jobs::note_job_controllers(&mut plugins, &jobs);
     Ok(Scenario {
         name,

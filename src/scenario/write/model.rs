@@ -890,9 +890,16 @@ events:
         assert_eq!(scenario.volumes[1].register_at, Millis::ZERO);
         let yaml = to_yaml(&scenario, "");
         assert!(yaml.contains("register_at: 5m"), "{yaml}");
-        assert!(yaml.contains("plugin_restart: {plugin: p, node: client-1, down_for: 30s}"), "{yaml}");
-        assert!(yaml.contains("volume_detach: {volume: data, node: client-1}"), "{yaml}");
-        let back = load_str(&yaml, "written.yaml", "unused").unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+        assert!(
+            yaml.contains("plugin_restart: {plugin: p, node: client-1, down_for: 30s}"),
+            "{yaml}"
+        );
+        assert!(
+            yaml.contains("volume_detach: {volume: data, node: client-1}"),
+            "{yaml}"
+        );
+        let back =
+            load_str(&yaml, "written.yaml", "unused").unwrap_or_else(|e| panic!("{e}\n{yaml}"));
         assert_eq!(format!("{back:?}"), format!("{scenario:?}"), "{yaml}");
     }
 

@@ -23,5 +23,5 @@ mod alloc_runner;
 mod disconnect;
 pub mod disconnect_state;
 mod health;
-mod plugins;
 mod plugin_restart;
+mod plugins;

@@ -50,10 +50,14 @@ impl Simulation<'_> {
             .filter(|id| self.awaiting_claim_gc.contains(&(volume, *id)))
             .collect();
         if stuck.is_empty() {
-            let detail = format!(
-                "nothing to detach: {} past claim(s) already being released{kept}",
-                past.len()
-            );
+            let detail = if past.is_empty() {
+                format!("nothing to detach: no past claim on the node{kept}")
+            } else {
+                format!(
+                    "nothing to detach: {} past claim(s) already being released{kept}",
+                    past.len()
+                )
+            };
             self.record_detach(volume, node, detail);
             return;
         }
@@ -92,7 +96,12 @@ impl Simulation<'_> {
     /// 1.3.4 on (`nodeUnpublishVolume`: "skipping node unpublish for down
     /// or GC'd node"); before, the client RPC fails unless the node GC has
     /// removed the node (then `ErrUnknownNode` is ignored).
-    fn detach_step(&mut self, volume: VolumeId, node: NodeId, id: AllocId) -> Result<Event, String> {
+    fn detach_step(
+        &mut self,
+        volume: VolumeId,
+        node: NodeId,
+        id: AllocId,
+    ) -> Result<Event, String> {
         let state = &self.nodes[node.index()];
         if self.client_reachable(node) {
             if self.node_plugin_stopped(id, volume) {
@@ -143,9 +152,9 @@ impl Simulation<'_> {
         let detail = match (unblocks, waiting.len()) {
             (_, 0) => "no evaluation waits for it".to_string(),
             (true, n) => format!("unblocks {n} evaluation(s) missing it"),
-            (false, n) => format!(
-                "{n} blocked evaluation(s) missing it stay blocked until a node update"
-            ),
+            (false, n) => {
+                format!("{n} blocked evaluation(s) missing it stay blocked until a node update")
+            }
         };
         self.record(|t| {
             TraceRecord::new(t, TraceKind::VolumeRegistered)
