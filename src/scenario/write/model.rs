@@ -877,7 +877,7 @@ name: late
 horizon: 1h
 nodes:
   - {id: client-1, cpu: 100, memory: 100, csi_plugins: [{id: p}]}
-plugins: [{id: p}]
+plugins: [{id: p, enforces_access_mode: true}]
 volumes:
   - {id: data, plugin_id: p, access_mode: single-node-writer, register_at: 5m}
   - {id: other, plugin_id: p, access_mode: single-node-writer}
