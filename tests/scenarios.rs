@@ -265,3 +265,137 @@ fn the_task_group_order_is_drawn_per_evaluation_as_go_ranges_over_a_map() {
         );
     }
 }
+
+/// The additions of issue 27: a volume registered late, a node plugin
+/// restarting, `nomad volume detach` (scenarios/nomad/, each naming the
+/// Nomad source it follows).
+mod volume_lifecycle {
+    use super::common;
+    use plansim::model::policy::Policy;
+    use plansim::model::scenario::Scenario;
+    use plansim::scenario::load_file;
+    use plansim::sim::trace::{TraceKind, TraceRecord};
+
+    fn run(file: &str, policy: Policy) -> (Scenario, Vec<TraceRecord>) {
+        let scenario = load_file(&common::repo_path(file)).unwrap();
+        let seed = scenario.seed;
+        let trace = common::run_checked(&scenario, policy, seed).trace.unwrap();
+        (scenario, trace)
+    }
+
+    fn of_job<'t>(
+        scenario: &Scenario,
+        trace: &'t [TraceRecord],
+        kind: TraceKind,
+        job: &str,
+    ) -> Vec<&'t TraceRecord> {
+        trace
+            .iter()
+            .filter(|r| {
+                r.kind == kind && r.job.is_some_and(|j| scenario.jobs[j.index()].name == job)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_registration_unblocks_the_evaluation_from_2_0_5_only() {
+        let file = "scenarios/nomad/volume-register-unblock.yaml";
+        for (policy, missing) in [
+            (Policy::Naive, "missing CSI Volume data"),
+            (Policy::Validate, "missing CSI volume(s) data"),
+            (Policy::PlanAware, "missing CSI volume(s) data"),
+        ] {
+            let (scenario, trace) = run(file, policy);
+            let register_at = scenario.volumes[0].register_at.0;
+            let infeasible = of_job(&scenario, &trace, TraceKind::Infeasible, "db");
+            assert!(!infeasible.is_empty(), "{policy:?}");
+            assert!(infeasible.iter().all(|r| r.detail == missing), "{policy:?}");
+            assert!(infeasible.iter().all(|r| r.time.0 < register_at));
+            let placed = of_job(&scenario, &trace, TraceKind::Placed, "db");
+            assert_eq!(placed.len(), 1, "{policy:?}");
+            let warmup_done = of_job(&scenario, &trace, TraceKind::Complete, "warmup")[0].time;
+            if policy == Policy::Naive {
+                // Nothing but the node update of the batch completion wakes it.
+                assert!(placed[0].time.0 >= warmup_done.0, "{policy:?}");
+                assert!(placed[0].time.0 < warmup_done.0 + 1_000, "{policy:?}");
+            } else {
+                assert!(placed[0].time.0 >= register_at, "{policy:?}");
+                assert!(placed[0].time.0 < register_at + 1_000, "{policy:?}");
+            }
+            assert!(trace.iter().any(|r| r.kind == TraceKind::VolumeRegistered));
+        }
+    }
+
+    #[test]
+    fn a_restarting_plugin_keeps_mounts_and_fails_new_mounts_and_unmounts() {
+        let file = "scenarios/nomad/plugin-restart.yaml";
+        for (policy, filter) in [
+            (
+                Policy::Naive,
+                "CSI plugin ebs0 is unhealthy on client client-1",
+            ),
+            (
+                Policy::Validate,
+                "CSI plugin ebs0 is missing from client client-1",
+            ),
+        ] {
+            let (scenario, trace) = run(file, policy);
+            let restart = trace
+                .iter()
+                .find(|r| r.kind == TraceKind::PluginRestart)
+                .expect("a plugin_restart row")
+                .time;
+            let back = restart.0 + 30_000;
+            for kind in [TraceKind::Failed, TraceKind::Lost, TraceKind::Stopped] {
+                assert!(
+                    of_job(&scenario, &trace, kind, "db").is_empty(),
+                    "{policy:?}"
+                );
+            }
+            let failed_unmount = of_job(&scenario, &trace, TraceKind::NodeDetachFailed, "etl");
+            assert_eq!(failed_unmount.len(), 1, "{policy:?}");
+            assert!((restart.0..back).contains(&failed_unmount[0].time.0));
+            let released = of_job(&scenario, &trace, TraceKind::ClaimReleased, "etl");
+            assert!(released.iter().all(|r| r.time.0 > back), "{policy:?}");
+            assert_eq!(released.len(), 1, "{policy:?}: the claim GC frees it");
+            let failures = of_job(&scenario, &trace, TraceKind::PlacementFailure, "cache");
+            assert!(
+                failures.iter().all(|r| r.detail.contains(filter)),
+                "{policy:?}"
+            );
+            let placed = of_job(&scenario, &trace, TraceKind::Placed, "cache");
+            assert!(placed.len() == 1 && placed[0].time.0 >= back, "{policy:?}");
+        }
+    }
+
+    #[test]
+    fn a_detach_frees_a_down_nodes_past_claim_from_1_3_4_and_never_a_live_one() {
+        let file = "scenarios/nomad/volume-detach.yaml";
+        for policy in [Policy::Naive, Policy::Validate, Policy::PlanAware] {
+            let (scenario, trace) = run(file, policy);
+            let detaches: Vec<&TraceRecord> = trace
+                .iter()
+                .filter(|r| r.kind == TraceKind::VolumeDetach)
+                .collect();
+            assert_eq!(detaches.len(), 2, "{policy:?}");
+            let released = of_job(&scenario, &trace, TraceKind::ClaimReleased, "etl");
+            let api_placed = of_job(&scenario, &trace, TraceKind::Placed, "api");
+            if policy == Policy::Naive {
+                assert!(detaches[0].detail.contains("could not detach from node"));
+                assert!(released.is_empty());
+                assert!(api_placed.is_empty());
+            } else {
+                assert_eq!(released.len(), 1, "{policy:?}");
+                assert!(released[0].time.0 > detaches[0].time.0);
+                assert!(released[0].time.0 < detaches[0].time.0 + 5_000);
+                assert_eq!(api_placed.len(), 1, "{policy:?}");
+                assert!(
+                    detaches[1]
+                        .detail
+                        .contains("1 claim(s) of live allocations kept")
+                );
+            }
+            assert!(of_job(&scenario, &trace, TraceKind::ClaimReleased, "api").is_empty());
+        }
+    }
+}

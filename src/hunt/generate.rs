@@ -290,6 +290,7 @@ fn capability_volume(rng: &mut HuntRng, name: String, plugin: PluginId) -> Volum
         shorthand: None,
         attachment_mode: AttachmentMode::FileSystem,
         topologies: Vec::new(),
+        register_at: crate::model::time::Millis::ZERO,
     }
 }
 

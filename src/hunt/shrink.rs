@@ -358,7 +358,8 @@ fn sync_job_plugins(s: &mut Scenario) {
     // A plugin_health event needs the plugin on its node.
     let nodes = &s.nodes;
     s.events.retain(|e| match e.action {
-        TimelineAction::PluginHealth { plugin, node, .. } => nodes[node.index()]
+        TimelineAction::PluginHealth { plugin, node, .. }
+        | TimelineAction::PluginRestart { plugin, node, .. } => nodes[node.index()]
             .csi_plugins
             .iter()
             .any(|p| p.plugin == plugin),
@@ -392,7 +393,9 @@ fn event_node(action: &mut TimelineAction) -> Option<&mut NodeId> {
         | TimelineAction::NodeUp(node)
         | TimelineAction::NodeDrain(node)
         | TimelineAction::NodeDrainSpec(node, _)
-        | TimelineAction::PluginHealth { node, .. } => Some(node),
+        | TimelineAction::PluginHealth { node, .. }
+        | TimelineAction::PluginRestart { node, .. }
+        | TimelineAction::VolumeDetach { node, .. } => Some(node),
         _ => None,
     }
 }
@@ -431,6 +434,16 @@ fn remove_volume(s: &mut Scenario, v: usize) {
     s.volumes.remove(v);
     s.rebuild_volume_names();
     let gone = VolumeId::from_index(v);
+    s.events.retain(
+        |e| !matches!(e.action, TimelineAction::VolumeDetach { volume, .. } if volume == gone),
+    );
+    for event in &mut s.events {
+        if let TimelineAction::VolumeDetach { volume, .. } = &mut event.action
+            && *volume > gone
+        {
+            volume.0 -= 1;
+        }
+    }
     let names: Vec<String> = s.volumes.iter().map(|v| v.name.clone()).collect();
     for group in s.jobs.iter_mut().flat_map(|j| j.groups.iter_mut()) {
         group.volumes.retain(|r| match &r.source {
@@ -459,9 +472,10 @@ fn remove_plugin(s: &mut Scenario, p: usize) {
         }
     }
     s.plugins.remove(p);
-    s.events.retain(
-        |e| !matches!(e.action, TimelineAction::PluginHealth { plugin, .. } if plugin == gone),
-    );
+    s.events.retain(|e| {
+        !matches!(e.action, TimelineAction::PluginHealth { plugin, .. }
+            | TimelineAction::PluginRestart { plugin, .. } if plugin == gone)
+    });
     let shift = |id: &mut PluginId| {
         if *id > gone {
             id.0 -= 1;
@@ -483,7 +497,9 @@ fn remove_plugin(s: &mut Scenario, p: usize) {
         }
     }
     for event in &mut s.events {
-        if let TimelineAction::PluginHealth { plugin, .. } = &mut event.action {
+        if let TimelineAction::PluginHealth { plugin, .. }
+        | TimelineAction::PluginRestart { plugin, .. } = &mut event.action
+        {
             shift(plugin);
         }
     }
@@ -493,7 +509,8 @@ fn remove_node_plugin(s: &mut Scenario, n: usize, k: usize) {
     let plugin = s.nodes[n].csi_plugins.remove(k).plugin;
     let node_id = NodeId::from_index(n);
     s.events.retain(|e| {
-        !matches!(e.action, TimelineAction::PluginHealth { plugin: p, node, .. } if p == plugin && node == node_id)
+        !matches!(e.action, TimelineAction::PluginHealth { plugin: p, node, .. }
+            | TimelineAction::PluginRestart { plugin: p, node, .. } if p == plugin && node == node_id)
     });
 }
 

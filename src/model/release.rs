@@ -27,7 +27,9 @@ pub struct Release {
     /// (`CSIVolumeChecker.isFeasible`).
     pub checks_topology: bool,
     /// Which missing volumes the CSI checker names
-    /// (`CSIVolumeChecker.SetVolumes`, `isFeasible`; changed in 1.3.0).
+    /// (`CSIVolumeChecker.SetVolumes`, `Feasible`: "missing CSI Volume X"
+    /// up to 2.0.4, "missing CSI volume(s) X, Y" from #28275, backported
+    /// to 2.0.5 as #28312).
     pub missing_volumes: MissingVolumes,
 
     // --- Scheduler: constraints (feasible.go / feasible/feasible.go:checkConstraint)
@@ -161,6 +163,30 @@ pub struct Release {
     /// longer copied into the job from 1.10.0; or the `disconnect` block
     /// (`lost_after`, `stop_on_client_after`; 1.8.0).
     pub disconnect_settings: DisconnectSettings,
+
+    // --- Client: CSI plugin supervisor (client/allocrunner/taskrunner/plugin_supervisor_hook.go)
+    /// A node plugin whose task restarts is deregistered from the client's
+    /// plugin catalog until its task runs and probes healthy again, so the
+    /// node's fingerprint loses it ("CSI plugin X is missing from client")
+    /// and mounts fail with "plugin X for type csi-node not found": the
+    /// supervisor loop runs under the task's own context joined with the
+    /// Stop hook's (`Poststart`, `ensureSupervisorLoop`, deferred
+    /// `deregisterPluginFn`; #25307, 1.10.0). Before, the loop runs under
+    /// the Stop hook's context only and outlives a restart: the plugin stays
+    /// registered and the csimanager fingerprint reports it unhealthy.
+    pub plugin_restart_deregisters: bool,
+
+    // --- Server: blocked evaluations (nomad/blocked_evals.go, nomad/fsm.go)
+    /// Registering a CSI volume unblocks the evaluations that found it
+    /// missing (`fsm.go:applyCSIVolumeRegister` ->
+    /// `BlockedEvals.UnblockNonNodeResources`, `Evaluation.MissingNonNodeResources`),
+    /// and a group that mounts a CSI volume escapes its computed class
+    /// (`feasible/context.go:EvalEligibility.SetJob`): #28275, backported
+    /// to 2.0.5 as #28312. Before, a registration unblocks nothing: an
+    /// evaluation blocked on a missing volume waits for a node update of a
+    /// class it was eligible for (the CSI checker is a transient "available"
+    /// checker, `stack.go`, so the class stays eligible).
+    pub unblocks_on_volume_register: bool,
 }
 
 /// How a node's CSI topology matches a volume's (`CSITopology.MatchFound`).
@@ -265,6 +291,8 @@ pub static NOMAD_1_2_6: Release = Release {
     system_filtered_report_skips_kept: false,
     system_resets_eligibility: false,
     disconnect_settings: DisconnectSettings::GroupFields,
+    plugin_restart_deregisters: false,
+    unblocks_on_volume_register: false,
 };
 
 /// v2.0.5: the newest tag, "current Nomad". The `validate` policy, and
@@ -300,6 +328,8 @@ pub static NOMAD_2_0_5: Release = Release {
     system_filtered_report_skips_kept: true,
     system_resets_eligibility: true,
     disconnect_settings: DisconnectSettings::Block,
+    plugin_restart_deregisters: true,
+    unblocks_on_volume_register: true,
 };
 
 /// Every supported release, oldest first.

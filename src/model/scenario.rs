@@ -242,6 +242,9 @@ pub struct VolumeSpec {
     /// attachment mode a request that names none is made in.
     pub attachment_mode: AttachmentMode,
     pub topologies: Vec<BTreeMap<String, String>>,
+    /// When `nomad volume register` makes it known (`register_at`, default
+    /// 0s): before, a job mounting it is infeasible ("missing CSI volume").
+    pub register_at: Millis,
 }
 
 impl VolumeSpec {
@@ -263,6 +266,7 @@ impl VolumeSpec {
             shorthand: Some(access_mode),
             attachment_mode,
             topologies: Vec::new(),
+            register_at: Millis::ZERO,
         }
     }
 
@@ -685,6 +689,18 @@ pub enum TimelineAction {
     NodeDownOf {
         group: GroupRef,
         index: u32,
+    },
+    /// `plugin_restart`: the node plugin's task on `node` restarts and is
+    /// back after `down_for`.
+    PluginRestart {
+        plugin: PluginId,
+        node: NodeId,
+        down_for: Millis,
+    },
+    /// `volume_detach`: `nomad volume detach <volume> <node>`.
+    VolumeDetach {
+        volume: VolumeId,
+        node: NodeId,
     },
 }
 

@@ -200,6 +200,8 @@ fn expand_volume(
         ));
     }
     raw_volume.count = entry.value.count;
+    // When it is registered is the scenario's, not the spec's.
+    raw_volume.register_at = entry.value.register_at;
     entry.value = raw_volume;
     Ok(())
 }

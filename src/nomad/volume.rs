@@ -238,6 +238,7 @@ pub fn raw_volume(
         topologies,
         capabilities,
         file: None,
+        register_at: None,
     }
 }
 

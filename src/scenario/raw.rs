@@ -119,6 +119,8 @@ pub struct RawVolume {
     pub capabilities: Option<Vec<RawCapability>>,
     /// A Nomad volume spec (HCL or JSON), relative to the scenario.
     pub file: Option<String>,
+    /// When `nomad volume register` makes it known (default 0s).
+    pub register_at: Option<RawDuration>,
 }
 
 /// Nomad's volume `capability` block.
@@ -389,6 +391,8 @@ pub struct RawEvent {
     pub promote_deployment: Option<String>,
     /// `alloc_fail: "web.app[1]"`: that allocation's task fails.
     pub alloc_fail: Option<String>,
+    pub plugin_restart: Option<RawPluginRestart>,
+    pub volume_detach: Option<RawVolumeDetach>,
 }
 
 /// `node_down: client-1`, or `node_down: {node_of: "web.app[0]"}`: the
@@ -404,6 +408,23 @@ pub enum RawNodeDown {
 #[serde(deny_unknown_fields)]
 pub struct RawNodeOf {
     pub node_of: String,
+}
+
+/// `plugin_restart`: a node plugin's task restarts on one node.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPluginRestart {
+    pub plugin: String,
+    pub node: String,
+    pub down_for: RawDuration,
+}
+
+/// `volume_detach`: `nomad volume detach <volume> <node>`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawVolumeDetach {
+    pub volume: String,
+    pub node: String,
 }
 
 /// `update_job`: a new version of a job, optionally changing some groups.

@@ -133,6 +133,8 @@ impl Simulation<'_> {
             Event::DisconnectExpired(alloc, since) => self.disconnect_expired(alloc, since),
             Event::DrainPass => self.drain_pass(),
             Event::DrainBatch => self.drain_batch(),
+            Event::PluginRestarted(node, slot) => self.plugin_restarted(node, slot),
+            Event::VolumeRegistered(volume) => self.volume_registered(volume),
         }
     }
 

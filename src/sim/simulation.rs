@@ -119,6 +119,11 @@ pub(crate) enum Event {
     DrainPass,
     /// The drainer's batched migration marks are written (1s window).
     DrainBatch,
+    /// A restarting node plugin (the node, the slot in its `csi_plugins`)
+    /// is back.
+    PluginRestarted(NodeId, usize),
+    /// A volume with a `register_at` is registered.
+    VolumeRegistered(VolumeId),
 }
 
 pub(crate) struct Simulation<'s> {
@@ -212,6 +217,12 @@ pub(crate) struct Simulation<'s> {
     /// Volume mounts of every allocation made so far: with the
     /// allocations, what MAX_PLACEMENTS_PER_RUN counts (stall.rs).
     pub(crate) mounts_placed: usize,
+    /// Node plugins restarting (`plugin_restart`), by node and slot in its
+    /// `csi_plugins`.
+    pub(crate) plugin_restarts: BTreeSet<(NodeId, usize)>,
+    /// Volumes whose `register_at` has not come yet: not in the state
+    /// store, so missing to the scheduler.
+    pub(crate) unregistered: BTreeSet<VolumeId>,
 }
 
 impl<'s> Simulation<'s> {
@@ -227,6 +238,15 @@ impl<'s> Simulation<'s> {
         let mut queue = EventQueue::with_capacity(scenario.events.len() + scenario.jobs.len() + 16);
         for (index, event) in scenario.events.iter().enumerate() {
             queue.schedule(event.at, Event::Timeline(index));
+        }
+        // A volume registered at a job's submission time is there for it.
+        let mut unregistered = BTreeSet::new();
+        for (index, volume) in scenario.volumes.iter().enumerate() {
+            if volume.register_at > Millis::ZERO {
+                let id = VolumeId::from_index(index);
+                unregistered.insert(id);
+                queue.schedule(volume.register_at, Event::VolumeRegistered(id));
+            }
         }
         for (index, job) in scenario.jobs.iter().enumerate() {
             queue.schedule(job.submit_at, Event::JobSubmit(JobId::from_index(index)));
@@ -289,6 +309,8 @@ impl<'s> Simulation<'s> {
             node_slot: vec![u32::MAX; scenario.nodes.len()],
             plugin_marks: Default::default(),
             mounts_placed: 0,
+            plugin_restarts: BTreeSet::new(),
+            unregistered,
         }
     }
 

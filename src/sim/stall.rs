@@ -156,6 +156,7 @@ impl Simulation<'_> {
             | Event::ClientHeartbeatStop(..)
             | Event::DrainPass
             | Event::DrainBatch => None,
+            Event::PluginRestarted(..) | Event::VolumeRegistered(_) => None,
         }
     }
 }

@@ -70,6 +70,20 @@ impl Simulation<'_> {
                     .iter()
                     .position(|p| p.plugin == plugin)
                     .expect("validated: the node runs the plugin");
+                if self.plugin_restarts.contains(&(node, slot)) {
+                    // The restart decides its health when it is back.
+                    let detail = format!(
+                        "{} {} ignored: restarting",
+                        self.scenario.plugins[plugin.index()].name,
+                        if healthy { "healthy" } else { "unhealthy" }
+                    );
+                    self.record(|t| {
+                        TraceRecord::new(t, TraceKind::PluginHealth)
+                            .node(node)
+                            .detail(detail)
+                    });
+                    return;
+                }
                 self.nodes[node.index()].plugin_healthy[slot] = healthy;
                 self.announce_plugin_health(node, plugin, healthy);
             }
@@ -103,6 +117,12 @@ impl Simulation<'_> {
             }
             TimelineAction::AllocFail { group, index } => self.alloc_fail(group, index),
             TimelineAction::NodeDownOf { group, index } => self.node_down_of(group, index),
+            TimelineAction::PluginRestart {
+                plugin,
+                node,
+                down_for,
+            } => self.plugin_restart(plugin, node, down_for),
+            TimelineAction::VolumeDetach { volume, node } => self.volume_detach(volume, node),
         }
     }
 

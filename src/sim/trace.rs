@@ -52,6 +52,12 @@ pub enum TraceKind {
     /// An `alloc_fail` event: the allocation it failed, or why it did
     /// nothing.
     AllocFail,
+    /// A node plugin's task restarts (`plugin_restart`), and is back.
+    PluginRestart,
+    /// `nomad volume detach`: what it released, or why it failed.
+    VolumeDetach,
+    /// A volume is registered (`register_at`).
+    VolumeRegistered,
 }
 
 impl TraceKind {
@@ -98,6 +104,9 @@ impl TraceKind {
             TraceKind::PromoteDeployment => "promote_deployment",
             TraceKind::PlacementFailure => "placement_failure",
             TraceKind::AllocFail => "alloc_fail",
+            TraceKind::PluginRestart => "plugin_restart",
+            TraceKind::VolumeDetach => "volume_detach",
+            TraceKind::VolumeRegistered => "volume_registered",
         }
     }
 }

@@ -175,7 +175,9 @@ impl Timeline {
                 TraceKind::NodeDown
                 | TraceKind::NodeUp
                 | TraceKind::NodeDrain
-                | TraceKind::PluginHealth,
+                | TraceKind::PluginHealth
+                | TraceKind::PluginRestart
+                | TraceKind::VolumeDetach,
                 _,
             ) => {
                 let detail = if r.detail.is_empty() {

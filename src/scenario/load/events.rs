@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_saphyr::{Location, Spanned};
 
 use super::budget::check_allocation_count;
-use crate::model::ids::{GroupRef, JobId, NodeId, PluginId};
+use crate::model::ids::{GroupRef, JobId, NodeId, PluginId, VolumeId};
 use crate::model::scenario::{JobSpec, NodeSpec, TimedEvent, TimelineAction};
 use crate::model::time::Millis;
 use crate::scenario::error::{Fail, fail};
@@ -43,6 +43,7 @@ pub(super) fn resolve_events(
     jobs: &[JobSpec],
     dangling: DanglingEvents,
     warnings: &mut Vec<String>,
+    volume_ids: &BTreeMap<String, VolumeId>,
 ) -> Result<Vec<TimedEvent>, Fail> {
     if raw.len() > limits::MAX_EVENTS {
         return Err((
@@ -72,6 +73,7 @@ pub(super) fn resolve_events(
         jobs,
         node_ids,
         job_ids,
+        volume_ids,
     };
     let mut events = Vec::with_capacity(raw.len());
     for (index, entry) in raw.iter().enumerate() {
@@ -94,6 +96,7 @@ struct EventContext<'a> {
     jobs: &'a [JobSpec],
     node_ids: BTreeMap<&'a str, NodeId>,
     job_ids: BTreeMap<&'a str, JobId>,
+    volume_ids: &'a BTreeMap<String, VolumeId>,
 }
 
 impl EventContext<'_> {
@@ -141,13 +144,14 @@ impl EventContext<'_> {
         let mut actions = Vec::new();
         node_actions(event, &refs, &mut actions)?;
         self.job_actions(event, &refs, &mut actions)?;
+        self.volume_actions(event, &refs, &mut actions)?;
         let action = match actions.len() {
             1 => actions.pop().expect("one action"),
             0 => {
                 return Err(EventError::Invalid((
                     Some(at),
                     format!(
-                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job, node_disconnect, node_reconnect, promote_deployment, alloc_fail"
+                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job, node_disconnect, node_reconnect, promote_deployment, alloc_fail, plugin_restart, volume_detach"
                     ),
                 )));
             }
@@ -255,6 +259,63 @@ impl EventContext<'_> {
         if let Some(name) = &event.alloc_fail {
             let (group, index) = refs.alloc(name, "alloc_fail", event.at.0)?;
             actions.push(TimelineAction::AllocFail { group, index });
+        }
+        Ok(())
+    }
+}
+
+impl EventContext<'_> {
+    /// The event's volume and plugin-restart actions (plugin_restart,
+    /// volume_detach).
+    fn volume_actions(
+        &self,
+        event: &RawEvent,
+        refs: &EventRefs,
+        actions: &mut Vec<TimelineAction>,
+    ) -> Result<(), EventError> {
+        let (path, at) = (refs.path, refs.at);
+        if let Some(restart) = &event.plugin_restart {
+            let plugin = refs.plugin(&restart.plugin, "plugin_restart.plugin")?;
+            let node_id = refs.node(&restart.node, "plugin_restart.node")?;
+            if !self.nodes[node_id.index()]
+                .csi_plugins
+                .iter()
+                .any(|p| p.plugin == plugin)
+            {
+                return Err(EventError::Dangling(format!(
+                    "{path}.plugin_restart: node \"{}\" does not run plugin \"{}\"",
+                    restart.node, restart.plugin
+                )));
+            }
+            if restart.down_for.0 == Millis::ZERO {
+                return Err(EventError::Invalid((
+                    Some(at),
+                    format!(
+                        "{path}.plugin_restart.down_for: 0s; a restart takes some time (give e.g. 30s)"
+                    ),
+                )));
+            }
+            actions.push(TimelineAction::PluginRestart {
+                plugin,
+                node: node_id,
+                down_for: restart.down_for.0,
+            });
+        }
+        if let Some(detach) = &event.volume_detach {
+            let Some(&volume) = self.volume_ids.get(&detach.volume) else {
+                return Err(EventError::Invalid((
+                    Some(at),
+                    format!(
+                        "{path}.volume_detach.volume: no volume with id \"{}\" under volumes",
+                        detach.volume
+                    ),
+                )));
+            };
+            let node_id = refs.node(&detach.node, "volume_detach.node")?;
+            actions.push(TimelineAction::VolumeDetach {
+                volume,
+                node: node_id,
+            });
         }
         Ok(())
     }

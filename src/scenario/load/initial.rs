@@ -17,6 +17,7 @@ pub(super) fn resolve_initial_allocations(
     jobs: &[JobSpec],
     nodes: &[NodeSpec],
     volume_by_name: &BTreeMap<String, VolumeId>,
+    volumes: &[crate::model::scenario::VolumeSpec],
 ) -> Result<Vec<InitialAllocation>, Fail> {
     let mut seen = BTreeSet::new();
     let mut used: BTreeMap<NodeId, (u64, u64)> = BTreeMap::new();
@@ -66,6 +67,20 @@ pub(super) fn resolve_initial_allocations(
                     at,
                     format!(
                         "{path}.alloc: its volume \"{base}[{index}]\" (per_alloc) is not under volumes"
+                    ),
+                );
+            }
+            let id = match &request.source {
+                VolumeSource::Shared(id) => *id,
+                VolumeSource::PerAlloc { base } => volume_by_name[&format!("{base}[{index}]")],
+            };
+            let volume = &volumes[id.index()];
+            if volume.register_at > crate::model::time::Millis::ZERO {
+                return fail(
+                    at,
+                    format!(
+                        "{path}.alloc: its volume \"{}\" is registered at {}s (register_at); an allocation cannot hold it from the start",
+                        volume.name, volume.register_at
                     ),
                 );
             }

@@ -188,13 +188,19 @@ fn resolve_scenario(
         &jobs,
         dangling,
         warnings,
+        &volume_by_name,
     )?;
     crate::scenario::update::assign_versions(&mut jobs, &mut events);
     check_allocation_budget(&jobs, &events, nodes.len())?;
     let expectations = resolve_expectations(raw.expect, &policies)?;
 
-    let initial_allocations =
-        resolve_initial_allocations(&raw.initial_allocations, &jobs, &nodes, &volume_by_name)?;
+    let initial_allocations = resolve_initial_allocations(
+        &raw.initial_allocations,
+        &jobs,
+        &nodes,
+        &volume_by_name,
+        &volumes,
+    )?;
     crate::scenario::plugin_jobs::note_job_controllers(&mut plugins, &jobs);
     Ok(Scenario {
         name,

@@ -7,6 +7,7 @@ use serde_saphyr::Spanned;
 use super::entries::{UniqueIds, expand};
 use crate::model::ids::PluginId;
 use crate::model::scenario::{AttachmentMode, Capability, VolumeSpec};
+use crate::model::time::Millis;
 use crate::scenario::error::{Fail, fail};
 use crate::scenario::limits;
 use crate::scenario::raw::{RawAttachmentMode, RawVolume};
@@ -86,6 +87,7 @@ pub(super) fn resolve_volumes(
                 shorthand: volume.access_mode,
                 attachment_mode,
                 topologies: volume.topologies.unwrap_or_default(),
+                register_at: volume.register_at.map_or(Millis::ZERO, |d| d.0),
             });
         }
     }

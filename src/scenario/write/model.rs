@@ -332,6 +332,9 @@ fn write_volumes(out: &mut String, scenario: &Scenario) {
             let maps: Vec<String> = volume.topologies.iter().map(string_map).collect();
             let _ = write!(line, ", topologies: [{}]", maps.join(", "));
         }
+        if volume.register_at > Millis::ZERO {
+            let _ = write!(line, ", register_at: {}", duration(volume.register_at));
+        }
         line.push('}');
         let _ = writeln!(out, "{line}");
     }
@@ -733,6 +736,21 @@ fn write_events(out: &mut String, scenario: &Scenario) {
                 "node_down: {{node_of: {}}}",
                 text(&alloc_name(scenario, *group, *index))
             ),
+            TimelineAction::PluginRestart {
+                plugin,
+                node: id,
+                down_for,
+            } => format!(
+                "plugin_restart: {{plugin: {}, node: {}, down_for: {}}}",
+                text(&scenario.plugins[plugin.index()].name),
+                node(*id),
+                duration(*down_for)
+            ),
+            TimelineAction::VolumeDetach { volume, node: id } => format!(
+                "volume_detach: {{volume: {}, node: {}}}",
+                text(&scenario.volumes[volume.index()].name),
+                node(*id)
+            ),
         };
         let _ = writeln!(out, "  - {{at: {}, {action}}}", duration(event.at));
     }
@@ -874,6 +892,39 @@ expect:
 "#;
         let scenario = load_str(source, "odd.yaml", "odd").unwrap();
         let yaml = to_yaml(&scenario, "");
+        let back =
+            load_str(&yaml, "written.yaml", "unused").unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+        assert_eq!(format!("{back:?}"), format!("{scenario:?}"), "{yaml}");
+    }
+
+    #[test]
+    fn plugin_restarts_detaches_and_late_registrations_round_trip() {
+        let source = r#"
+name: late
+horizon: 1h
+nodes:
+  - {id: client-1, cpu: 100, memory: 100, csi_plugins: [{id: p}]}
+plugins: [{id: p, enforces_access_mode: true}]
+volumes:
+  - {id: data, plugin_id: p, access_mode: single-node-writer, register_at: 5m}
+  - {id: other, plugin_id: p, access_mode: single-node-writer}
+events:
+  - {at: 30m, plugin_restart: {plugin: p, node: client-1, down_for: 30s}}
+  - {at: 20m, volume_detach: {volume: data, node: client-1}}
+"#;
+        let scenario = load_str(source, "late.yaml", "late").unwrap();
+        assert_eq!(scenario.volumes[0].register_at, Millis::from_secs(300));
+        assert_eq!(scenario.volumes[1].register_at, Millis::ZERO);
+        let yaml = to_yaml(&scenario, "");
+        assert!(yaml.contains("register_at: 5m"), "{yaml}");
+        assert!(
+            yaml.contains("plugin_restart: {plugin: p, node: client-1, down_for: 30s}"),
+            "{yaml}"
+        );
+        assert!(
+            yaml.contains("volume_detach: {volume: data, node: client-1}"),
+            "{yaml}"
+        );
         let back =
             load_str(&yaml, "written.yaml", "unused").unwrap_or_else(|e| panic!("{e}\n{yaml}"));
         assert_eq!(format!("{back:?}"), format!("{scenario:?}"), "{yaml}");

@@ -13,6 +13,9 @@
 //! - `disconnect.rs`, `disconnect_state.rs`: clients that lose their
 //!   servers (nomad/heartbeat.go, node_endpoint.go UpdateStatus,
 //!   client/heartbeatstop.go).
+//! - `plugin_restart.rs`: a node plugin's task restarting
+//!   (plugin_supervisor_hook.go): deregistered or unhealthy for a while,
+//!   mounts kept, mounts and unmounts through it failing.
 //! - `health.rs`: allocation health (client/allochealth) and the
 //!   availability metrics it feeds.
 //! - `task_failure.rs`: scripted task failures (`alloc_fail`, the task's
@@ -22,5 +25,6 @@ mod alloc_runner;
 mod disconnect;
 pub mod disconnect_state;
 mod health;
+mod plugin_restart;
 mod plugins;
 mod task_failure;

@@ -89,6 +89,10 @@ impl Simulation<'_> {
         if healthy == state.plugin_healthy[slot] && state.plugin_present[slot] {
             return;
         }
+        if self.plugin_restarts.contains(&(node, slot)) {
+            // The restart's end reads the providers (plugin_restart.rs).
+            return;
+        }
         state.plugin_present[slot] = true;
         state.plugin_healthy[slot] = healthy;
         self.announce_plugin_health(node, plugin, healthy);
@@ -227,8 +231,10 @@ impl Simulation<'_> {
             for claim in volume.ledger.values().filter(|c| c.published) {
                 let spec = &self.scenario.nodes[claim.node.index()];
                 let slot = spec.csi_plugins.iter().position(|p| p.plugin == plugin);
+                // A restarting plugin may be deregistered: its mounts stay.
                 assert!(
-                    slot.is_some_and(|s| self.nodes[claim.node.index()].plugin_present[s]),
+                    slot.is_some_and(|s| self.nodes[claim.node.index()].plugin_present[s]
+                        || self.plugin_restarts.contains(&(claim.node, s))),
                     "volume {} published on {} without its plugin registered there",
                     self.scenario.volumes[v].name,
                     spec.name
@@ -272,6 +278,16 @@ impl Simulation<'_> {
             assert_eq!(
                 state.running, controllers[p],
                 "plugin #{p} running controllers"
+            );
+        }
+        for &(node, slot) in &self.plugin_restarts {
+            // Nothing mounts through a restarting plugin: neither a plugin
+            // job's allocations nor a health event change it until it is back.
+            let state = &self.nodes[node.index()];
+            assert!(
+                !(state.plugin_present[slot] && state.plugin_healthy[slot]),
+                "node #{} plugin slot {slot} usable while restarting",
+                node.index()
             );
         }
         for &(volume, alloc) in &self.awaiting_controller {

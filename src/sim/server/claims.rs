@@ -128,6 +128,7 @@ mod tests {
             shorthand: None,
             attachment_mode: AttachmentMode::FileSystem,
             topologies: Vec::new(),
+            register_at: crate::model::time::Millis::ZERO,
         }
     }
 

@@ -15,6 +15,9 @@
 //! - [`drainer`]: node drains (nomad/drainer).
 //! - [`reschedule`]: the reschedule policy's arithmetic
 //!   (nomad/structs ReschedulePolicy, RescheduleTracker).
+//! - `volume_ops.rs`: `nomad volume detach` (csi_endpoint.go Unpublish)
+//!   and volumes registered after the start (fsm.go
+//!   applyCSIVolumeRegister, blocked_evals.go UnblockNonNodeResources).
 //! - [`claims`]: the servers' CSI claim checks (nomad/csi_endpoint.go
 //!   Claim, nomad/state/state_store.go CSIVolumeClaim, structs/csi.go).
 
@@ -27,4 +30,5 @@ pub mod eval_broker;
 mod registration;
 pub mod reschedule;
 pub mod scheduler;
+mod volume_ops;
 mod worker;

@@ -51,10 +51,28 @@ impl Simulation<'_> {
     /// Whether the node unpublish of `volume` for the stopped allocation
     /// `id` fails because the plugin jobs' allocations that provided its
     /// node plugin there have all stopped (a plugin the node declares
-    /// itself never stops). Records a `node_detach_failed` row when so.
+    /// itself never stops), or because it is restarting (`plugin_restart`).
+    /// Records a `node_detach_failed` row when so.
     pub(crate) fn node_plugin_stopped(&mut self, id: AllocId, volume: VolumeId) -> bool {
         let node = self.allocs[id.index()].node;
         let plugin = self.scenario.volumes[volume.index()].plugin;
+        if self.node_plugin_restarting(node, plugin) {
+            let detail = format!(
+                "CSI plugin {} is restarting on client {}",
+                self.scenario.plugins[plugin.index()].name,
+                self.node_name(node)
+            );
+            let alloc = &self.allocs[id.index()];
+            let (group, index) = (alloc.group, alloc.index);
+            self.record(|t| {
+                TraceRecord::new(t, TraceKind::NodeDetachFailed)
+                    .alloc(group, index)
+                    .node(node)
+                    .volume(volume)
+                    .detail(detail)
+            });
+            return true;
+        }
         let slot = self.scenario.nodes[node.index()]
             .csi_plugins
             .iter()

@@ -31,7 +31,11 @@ impl Simulation<'_> {
             job_spec,
             group_spec,
             job_escaped: escapes(&job_spec.constraints),
-            group_escaped: escapes(&group_spec.constraints),
+            // From #28275 (2.0.5) a group that mounts a CSI volume escapes
+            // its computed class (EvalEligibility.SetJob).
+            group_escaped: escapes(&group_spec.constraints)
+                || (self.behaviour.release.unblocks_on_volume_register
+                    && !group_spec.volumes.is_empty()),
             count: job_state.counts[group.group_index()],
             fitness: match self.scenario.cluster.scheduler_algorithm {
                 SchedulerAlgorithm::Binpack => rank::binpack_from_terms,
@@ -324,8 +328,12 @@ impl Simulation<'_> {
                 _ => {}
             }
         }
-        let escaped =
-            escapes(&spec.constraints) || spec.groups.iter().any(|g| escapes(&g.constraints));
+        let csi_escapes = self.behaviour.release.unblocks_on_volume_register;
+        let escaped = escapes(&spec.constraints)
+            || spec
+                .groups
+                .iter()
+                .any(|g| escapes(&g.constraints) || (csi_escapes && !g.volumes.is_empty()));
         (escaped, classes)
     }
 

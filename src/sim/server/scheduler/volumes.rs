@@ -30,13 +30,19 @@ impl Simulation<'_> {
                 };
                 ResolvedVolume::Found(id, request.mode, claim)
             };
+            // A volume whose `register_at` has not come is not in the state
+            // store yet: missing, as one never registered.
+            let registered = |id: VolumeId| !self.unregistered.contains(&id);
             let volume = match &request.source {
-                VolumeSource::Shared(id) => found(*id),
+                VolumeSource::Shared(id) if registered(*id) => found(*id),
+                VolumeSource::Shared(id) => {
+                    ResolvedVolume::Missing(self.scenario.volumes[id.index()].name.clone())
+                }
                 VolumeSource::PerAlloc { base } => {
                     let name = format!("{base}[{index}]");
                     match self.scenario.volume_by_name.get(&name) {
-                        Some(&id) => found(id),
-                        None => ResolvedVolume::Missing(name),
+                        Some(&id) if registered(id) => found(id),
+                        _ => ResolvedVolume::Missing(name),
                     }
                 }
             };
