@@ -155,6 +155,21 @@ pub struct Release {
     /// longer copied into the job from 1.10.0; or the `disconnect` block
     /// (`lost_after`, `stop_on_client_after`; 1.8.0).
     pub disconnect_settings: DisconnectSettings,
+
+    // --- Server: claims and ControllerPublish (nomad/csi_endpoint.go:CSIVolume.Claim)
+    /// The server writes a new claim (raft apply) before it sends the
+    /// ControllerPublish, so a failed publish leaves the claim written
+    /// (`CSIVolume.Claim`, #12387 "CSI: reorder controller volume
+    /// detachment", 1.2.7 and 1.3.0). Before, `controllerPublishVolume` ran
+    /// first and a failure left no claim.
+    pub claim_written_before_controller_publish: bool,
+    /// A ControllerPublish refused with the gRPC code FailedPrecondition
+    /// (the provider's "volume is still attached elsewhere") is returned as
+    /// `ErrCSIClientRPCRetryable`, which the client's `claimWithRetry`
+    /// retries (`controllerPublishVolume`, #12387, 1.2.7 and 1.3.0; with
+    /// [`Release::client_retries_claims`]). Before, the claim RPC's error
+    /// fails the allocation.
+    pub controller_precondition_retryable: bool,
 }
 
 /// How a node's CSI topology matches a volume's (`CSITopology.MatchFound`).
@@ -258,6 +273,8 @@ pub static NOMAD_1_2_6: Release = Release {
     validation_block_word: "stanza",
     system_filtered_report_skips_kept: false,
     disconnect_settings: DisconnectSettings::GroupFields,
+    claim_written_before_controller_publish: false,
+    controller_precondition_retryable: false,
 };
 
 /// v2.0.5: the newest tag, "current Nomad". The `validate` policy, and
@@ -292,6 +309,8 @@ pub static NOMAD_2_0_5: Release = Release {
     validation_block_word: "block",
     system_filtered_report_skips_kept: true,
     disconnect_settings: DisconnectSettings::Block,
+    claim_written_before_controller_publish: true,
+    controller_precondition_retryable: true,
 };
 
 /// Every supported release, oldest first.

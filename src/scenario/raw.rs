@@ -92,6 +92,8 @@ pub struct RawPlugin {
     pub controller_required: Option<bool>,
     pub controller_publish_latency: Option<RawDuration>,
     pub controller_healthy: Option<bool>,
+    pub controller_publish_failure: Option<f64>,
+    pub node_publish_failure: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -385,6 +387,23 @@ pub struct RawEvent {
     pub node_disconnect: Option<String>,
     pub node_reconnect: Option<String>,
     pub promote_deployment: Option<String>,
+    pub publish_failure: Option<RawPublishFailure>,
+}
+
+/// `publish_failure`: the next `count` publishes of a volume at a stage fail.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPublishFailure {
+    pub volume: String,
+    pub stage: RawPublishStage,
+    pub count: RawCount,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RawPublishStage {
+    Controller,
+    Node,
 }
 
 /// `update_job`: a new version of a job, optionally changing some groups.

@@ -206,6 +206,8 @@ pub(crate) struct Simulation<'s> {
     /// Volume mounts of every allocation made so far: with the
     /// allocations, what MAX_PLACEMENTS_PER_RUN counts (stall.rs).
     pub(crate) mounts_placed: usize,
+    /// Draws of storage provider failures (publish_failures.rs).
+    pub(crate) publish_rng: SimRng,
 }
 
 impl<'s> Simulation<'s> {
@@ -282,6 +284,7 @@ impl<'s> Simulation<'s> {
             node_slot: vec![u32::MAX; scenario.nodes.len()],
             plugin_marks: Default::default(),
             mounts_placed: 0,
+            publish_rng: SimRng::new(options.seed, Stream::PublishFailure),
         }
     }
 

@@ -101,6 +101,11 @@ impl Simulation<'_> {
                     self.enqueue_eval(job);
                 }
             }
+            TimelineAction::PublishFailure {
+                volume,
+                stage,
+                count,
+            } => self.script_publish_failures(volume, stage, count),
         }
     }
 

@@ -49,6 +49,10 @@ pub enum TraceKind {
     /// A task group's first failed placement in an evaluation: its
     /// AllocMetric's `nomad job status` lines.
     PlacementFailure,
+    /// A ControllerPublish or NodePublish failed at the storage provider
+    /// (`controller_publish_failure` / `node_publish_failure`, or a
+    /// scripted `publish_failure`); detail: the stage and what follows.
+    PublishFailure,
 }
 
 impl TraceKind {
@@ -94,6 +98,7 @@ impl TraceKind {
             TraceKind::NodeDetachFailed => "node_detach_failed",
             TraceKind::PromoteDeployment => "promote_deployment",
             TraceKind::PlacementFailure => "placement_failure",
+            TraceKind::PublishFailure => "publish_failure",
         }
     }
 }

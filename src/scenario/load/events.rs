@@ -6,12 +6,14 @@ use std::collections::BTreeMap;
 use serde_saphyr::{Location, Spanned};
 
 use super::budget::check_allocation_count;
-use crate::model::ids::{JobId, NodeId, PluginId};
-use crate::model::scenario::{JobSpec, NodeSpec, TimedEvent, TimelineAction};
+use crate::model::ids::{JobId, NodeId, PluginId, VolumeId};
+use crate::model::scenario::{
+    JobSpec, NodeSpec, PluginSpec, PublishStage, TimedEvent, TimelineAction, VolumeSpec,
+};
 use crate::model::time::Millis;
 use crate::scenario::error::{Fail, fail};
 use crate::scenario::limits;
-use crate::scenario::raw::{RawEvent, RawNodeDrain};
+use crate::scenario::raw::{RawEvent, RawNodeDrain, RawPublishStage};
 
 /// How a timeline reference that names no node or job is treated.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -43,6 +45,7 @@ pub(super) fn resolve_events(
     jobs: &[JobSpec],
     dangling: DanglingEvents,
     warnings: &mut Vec<String>,
+    storage: EventStorage,
 ) -> Result<Vec<TimedEvent>, Fail> {
     if raw.len() > limits::MAX_EVENTS {
         return Err((
@@ -72,6 +75,7 @@ pub(super) fn resolve_events(
         jobs,
         node_ids,
         job_ids,
+        storage,
     };
     let mut events = Vec::with_capacity(raw.len());
     for (index, entry) in raw.iter().enumerate() {
@@ -94,6 +98,15 @@ struct EventContext<'a> {
     jobs: &'a [JobSpec],
     node_ids: BTreeMap<&'a str, NodeId>,
     job_ids: BTreeMap<&'a str, JobId>,
+    storage: EventStorage<'a>,
+}
+
+/// The volumes and plugins events about storage refer to.
+#[derive(Clone, Copy)]
+pub(super) struct EventStorage<'a> {
+    pub volume_ids: &'a BTreeMap<String, VolumeId>,
+    pub volumes: &'a [VolumeSpec],
+    pub plugins: &'a [PluginSpec],
 }
 
 impl EventContext<'_> {
@@ -141,13 +154,14 @@ impl EventContext<'_> {
         let mut actions = Vec::new();
         node_actions(event, &refs, &mut actions)?;
         self.job_actions(event, &refs, &mut actions)?;
+        self.storage_actions(event, &refs, &mut actions)?;
         let action = match actions.len() {
             1 => actions.pop().expect("one action"),
             0 => {
                 return Err(EventError::Invalid((
                     Some(at),
                     format!(
-                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job, node_disconnect, node_reconnect, promote_deployment"
+                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job, node_disconnect, node_reconnect, promote_deployment, publish_failure"
                     ),
                 )));
             }
@@ -251,6 +265,61 @@ impl EventContext<'_> {
                 at,
             )?;
             actions.push(TimelineAction::PromoteDeployment(job_id));
+        }
+        Ok(())
+    }
+}
+
+impl EventContext<'_> {
+    /// The event's storage actions (publish_failure).
+    fn storage_actions(
+        &self,
+        event: &RawEvent,
+        refs: &EventRefs,
+        actions: &mut Vec<TimelineAction>,
+    ) -> Result<(), EventError> {
+        let (path, at) = (refs.path, refs.at);
+        if let Some(failure) = &event.publish_failure {
+            let field = format!("{path}.publish_failure");
+            let volume = self
+                .storage
+                .volume_ids
+                .get(&failure.volume)
+                .copied()
+                .ok_or_else(|| {
+                    EventError::Invalid((
+                        Some(at),
+                        format!(
+                            "{field}.volume: no volume with id \"{}\" under volumes",
+                            failure.volume
+                        ),
+                    ))
+                })?;
+            let stage = match failure.stage {
+                RawPublishStage::Controller => PublishStage::Controller,
+                RawPublishStage::Node => PublishStage::Node,
+            };
+            let plugin = &self.storage.plugins[self.storage.volumes[volume.index()].plugin.index()];
+            if stage == PublishStage::Controller && !plugin.controller_required {
+                return Err(EventError::Invalid((
+                    Some(at),
+                    format!(
+                        "{field}.stage: volume \"{}\"'s plugin \"{}\" has no controller (controller_required: false), so no ControllerPublish is made; use stage: node, or set controller_required",
+                        failure.volume, plugin.name
+                    ),
+                )));
+            }
+            if failure.count.0 == 0 {
+                return Err(EventError::Invalid((
+                    Some(at),
+                    format!("{field}.count: 0 publishes would fail; give at least 1"),
+                )));
+            }
+            actions.push(TimelineAction::PublishFailure {
+                volume,
+                stage,
+                count: failure.count.0,
+            });
         }
         Ok(())
     }

@@ -188,6 +188,11 @@ fn resolve_scenario(
         &jobs,
         dangling,
         warnings,
+        super::events::EventStorage {
+            volume_ids: &volume_by_name,
+            volumes: &volumes,
+            plugins: &plugins,
+        },
     )?;
     crate::scenario::update::assign_versions(&mut jobs, &mut events);
     check_allocation_budget(&jobs, &events, nodes.len())?;

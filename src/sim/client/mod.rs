@@ -15,9 +15,13 @@
 //!   client/heartbeatstop.go).
 //! - `health.rs`: allocation health (client/allochealth) and the
 //!   availability metrics it feeds.
+//! - `publish_failures.rs`: ControllerPublish and NodePublish failures at
+//!   the storage provider, and each release's retry of them (csi_hook.go
+//!   claimWithRetry, csi_endpoint.go controllerPublishVolume).
 
 mod alloc_runner;
 mod disconnect;
 pub mod disconnect_state;
 mod health;
 mod plugins;
+mod publish_failures;
