@@ -77,11 +77,21 @@ fn a_scripted_controller_failure_is_retried_only_from_2_0_5() {
     let (output, trace) = trace_of(&yaml, Policy::Validate, 1);
     let got: Vec<_> = kinds(&trace)
         .into_iter()
-        .filter(|k| matches!(*k, "claim_granted" | "publish_failure" | "failed" | "running"))
+        .filter(|k| {
+            matches!(
+                *k,
+                "claim_granted" | "publish_failure" | "failed" | "running"
+            )
+        })
         .collect();
     assert_eq!(
         got,
-        ["claim_granted", "publish_failure", "publish_failure", "running"]
+        [
+            "claim_granted",
+            "publish_failure",
+            "publish_failure",
+            "running"
+        ]
     );
     let retries: Vec<_> = trace
         .iter()
@@ -139,11 +149,17 @@ fn a_node_publish_failure_fails_the_allocation_at_every_release() {
             .iter()
             .position(|r| r.kind == TraceKind::PublishFailure)
             .unwrap_or_else(|| panic!("{policy:?}: a publish failure"));
-        assert!(trace[at].detail.starts_with("node:"), "{}", trace[at].detail);
+        assert!(
+            trace[at].detail.starts_with("node:"),
+            "{}",
+            trace[at].detail
+        );
         assert_eq!(trace[at + 1].kind, TraceKind::Failed, "{policy:?}");
         // The claim written for it is released, and the replacement runs.
         assert!(
-            trace[at..].iter().any(|r| r.kind == TraceKind::ClaimReleased),
+            trace[at..]
+                .iter()
+                .any(|r| r.kind == TraceKind::ClaimReleased),
             "{policy:?}"
         );
         assert_eq!(output.metrics.client_failures, 1, "{policy:?}");
@@ -174,13 +190,23 @@ fn probability_zero_draws_nothing_and_changes_nothing() {
 fn probabilities_fail_some_publishes_and_follow_the_seed() {
     let yaml = scenario(", controller_publish_failure: 0.5", "", "");
     let failures: Vec<u64> = (0..20)
-        .map(|seed| trace_of(&yaml, Policy::Naive, seed).0.metrics.client_failures)
+        .map(|seed| {
+            trace_of(&yaml, Policy::Naive, seed)
+                .0
+                .metrics
+                .client_failures
+        })
         .collect();
     assert!(failures.iter().any(|&f| f > 0), "{failures:?}");
     assert!(failures.iter().any(|&f| f == 0), "{failures:?}");
     // The same seed, the same failures.
     let again: Vec<u64> = (0..20)
-        .map(|seed| trace_of(&yaml, Policy::Naive, seed).0.metrics.client_failures)
+        .map(|seed| {
+            trace_of(&yaml, Policy::Naive, seed)
+                .0
+                .metrics
+                .client_failures
+        })
         .collect();
     assert_eq!(failures, again);
 }
