@@ -41,7 +41,6 @@ pub(super) fn resolve_events(
     raw: &[Spanned<RawEvent>],
     horizon: Millis,
     nodes: &[NodeSpec],
-    plugin_ids: &BTreeMap<&str, PluginId>,
     jobs: &[JobSpec],
     dangling: DanglingEvents,
     warnings: &mut Vec<String>,
@@ -71,7 +70,7 @@ pub(super) fn resolve_events(
     let context = EventContext {
         horizon,
         nodes,
-        plugin_ids,
+        plugin_ids: storage.plugin_ids,
         jobs,
         node_ids,
         job_ids,
@@ -104,6 +103,7 @@ struct EventContext<'a> {
 /// The volumes and plugins events about storage refer to.
 #[derive(Clone, Copy)]
 pub(super) struct EventStorage<'a> {
+    pub plugin_ids: &'a BTreeMap<&'a str, PluginId>,
     pub volume_ids: &'a BTreeMap<String, VolumeId>,
     pub volumes: &'a [VolumeSpec],
     pub plugins: &'a [PluginSpec],

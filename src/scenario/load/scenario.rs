@@ -184,11 +184,11 @@ fn resolve_scenario(
         &raw.events,
         horizon,
         &nodes,
-        &plugin_ids,
         &jobs,
         dangling,
         warnings,
         super::events::EventStorage {
+            plugin_ids: &plugin_ids,
             volume_ids: &volume_by_name,
             volumes: &volumes,
             plugins: &plugins,
