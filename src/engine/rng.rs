@@ -15,6 +15,11 @@ pub enum Stream {
     /// The order an evaluation reconciles a job's task groups in (Nomad
     /// ranges over a Go map of them: reconcile.go Compute's allocMatrix).
     GroupOrder = 2,
+    /// Whether a ControllerPublish or NodePublish fails at the storage
+    /// provider (a plugin's `controller_publish_failure` /
+    /// `node_publish_failure`). Drawn only for a plugin whose probability
+    /// is above 0, so runs without such plugins draw nothing from it.
+    PublishFailure = 3,
 }
 
 pub struct SimRng {
@@ -41,6 +46,13 @@ impl SimRng {
     /// no value is favoured.
     pub fn below(&mut self, bound: u64) -> u64 {
         uniform_below(&mut self.inner, bound)
+    }
+
+    /// `true` with probability `p` (0 < p <= 1): a uniform 53-bit fraction
+    /// below `p`. One draw per call.
+    pub fn chance(&mut self, p: f64) -> bool {
+        const SCALE: u64 = 1 << 53;
+        (self.below(SCALE) as f64) < p * SCALE as f64
     }
 
     /// Fisher-Yates, written here so the order never changes with a `rand` upgrade.
@@ -258,6 +270,14 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn chance_follows_its_probability() {
+        let mut rng = SimRng::new(5, Stream::PublishFailure);
+        let hits = (0..10_000).filter(|_| rng.chance(0.05)).count();
+        assert!((400..600).contains(&hits), "{hits} of 10,000 at p = 0.05");
+        assert!((0..1_000).all(|_| rng.chance(1.0)));
     }
 
     #[test]

@@ -44,6 +44,8 @@ pub fn generate(seed: u64, index: u64) -> Scenario {
             controller_publish_latency: Millis::ZERO,
             controller_healthy: true,
             controller_from_jobs: false,
+            controller_publish_failure: 0.0,
+            node_publish_failure: 0.0,
         })
         .collect();
 

@@ -187,6 +187,20 @@ pub struct Release {
     /// class it was eligible for (the CSI checker is a transient "available"
     /// checker, `stack.go`, so the class stays eligible).
     pub unblocks_on_volume_register: bool,
+    // --- Server: claims and ControllerPublish (nomad/csi_endpoint.go:CSIVolume.Claim)
+    /// The server writes a new claim (raft apply) before it sends the
+    /// ControllerPublish, so a failed publish leaves the claim written
+    /// (`CSIVolume.Claim`, #12387 "CSI: reorder controller volume
+    /// detachment", 1.2.7 and 1.3.0). Before, `controllerPublishVolume` ran
+    /// first and a failure left no claim.
+    pub claim_written_before_controller_publish: bool,
+    /// A ControllerPublish refused with the gRPC code FailedPrecondition
+    /// (the provider's "volume is still attached elsewhere") is returned as
+    /// `ErrCSIClientRPCRetryable`, which the client's `claimWithRetry`
+    /// retries (`controllerPublishVolume`, #12387, 1.2.7 and 1.3.0; with
+    /// [`Release::client_retries_claims`]). Before, the claim RPC's error
+    /// fails the allocation.
+    pub controller_precondition_retryable: bool,
 }
 
 /// How a node's CSI topology matches a volume's (`CSITopology.MatchFound`).
@@ -293,6 +307,8 @@ pub static NOMAD_1_2_6: Release = Release {
     disconnect_settings: DisconnectSettings::GroupFields,
     plugin_restart_deregisters: false,
     unblocks_on_volume_register: false,
+    claim_written_before_controller_publish: false,
+    controller_precondition_retryable: false,
 };
 
 /// v2.0.5: the newest tag, "current Nomad". The `validate` policy, and
@@ -330,6 +346,8 @@ pub static NOMAD_2_0_5: Release = Release {
     disconnect_settings: DisconnectSettings::Block,
     plugin_restart_deregisters: true,
     unblocks_on_volume_register: true,
+    claim_written_before_controller_publish: true,
+    controller_precondition_retryable: true,
 };
 
 /// Every supported release, oldest first.

@@ -188,6 +188,13 @@ pub struct PluginSpec {
     /// task): the controller is then available only while one of those
     /// allocations runs.
     pub controller_from_jobs: bool,
+    /// The probability that one ControllerPublish of a claim fails at the
+    /// storage provider (`controller_publish_failure`, 0..=1; only a plugin
+    /// that requires a controller makes the call).
+    pub controller_publish_failure: f64,
+    /// The probability that one NodePublish (the client's NodeStage /
+    /// NodePublish of a mount) fails (`node_publish_failure`, 0..=1).
+    pub node_publish_failure: f64,
 }
 
 /// Which part of a CSI plugin a task runs (Nomad's `csi_plugin.type`).
@@ -702,6 +709,32 @@ pub enum TimelineAction {
         volume: VolumeId,
         node: NodeId,
     },
+    /// `publish_failure`: the next `count` publishes of `volume` at `stage`
+    /// fail at the storage provider.
+    PublishFailure {
+        volume: VolumeId,
+        stage: PublishStage,
+        count: u32,
+    },
+}
+
+/// Where a publish of a volume fails: the server's ControllerPublish
+/// (`nomad/csi_endpoint.go:controllerPublishVolume`) or the client's node
+/// plugin (`client/pluginmanager/csimanager/volume.go:MountVolume`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PublishStage {
+    Controller,
+    Node,
+}
+
+impl PublishStage {
+    /// The name scenario files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            PublishStage::Controller => "controller",
+            PublishStage::Node => "node",
+        }
+    }
 }
 
 impl TimelineAction {

@@ -137,6 +137,8 @@ pub fn read(files: &ExportFiles) -> Result<ImportedCluster, LoadError> {
                 controller_required: None,
                 controller_publish_latency: None,
                 controller_healthy: None,
+                controller_publish_failure: None,
+                node_publish_failure: None,
             })
             .collect(),
         volumes,

@@ -92,6 +92,8 @@ pub struct RawPlugin {
     pub controller_required: Option<bool>,
     pub controller_publish_latency: Option<RawDuration>,
     pub controller_healthy: Option<bool>,
+    pub controller_publish_failure: Option<f64>,
+    pub node_publish_failure: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -393,6 +395,7 @@ pub struct RawEvent {
     pub alloc_fail: Option<String>,
     pub plugin_restart: Option<RawPluginRestart>,
     pub volume_detach: Option<RawVolumeDetach>,
+    pub publish_failure: Option<RawPublishFailure>,
 }
 
 /// `node_down: client-1`, or `node_down: {node_of: "web.app[0]"}`: the
@@ -425,6 +428,22 @@ pub struct RawPluginRestart {
 pub struct RawVolumeDetach {
     pub volume: String,
     pub node: String,
+}
+
+/// `publish_failure`: the next `count` publishes of a volume at a stage fail.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPublishFailure {
+    pub volume: String,
+    pub stage: RawPublishStage,
+    pub count: RawCount,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RawPublishStage {
+    Controller,
+    Node,
 }
 
 /// `update_job`: a new version of a job, optionally changing some groups.

@@ -259,6 +259,22 @@ impl Simulation<'_> {
                 !volume.reserved.contains_key(alloc),
                 "volume {name}: claimed and reserved at once"
             );
+            let holder = &self.allocs[alloc.index()];
+            let claiming_this = holder.state == AllocState::Claiming
+                && holder
+                    .claims
+                    .as_deref()
+                    .is_some_and(|claims| claims.volumes[claims.next_volume].0.index() == index);
+            if claiming_this {
+                // A claim written before a failed ControllerPublish, its
+                // retry pending: taken and not published.
+                assert!(
+                    claim.state == ClaimState::Taken && !claim.published,
+                    "volume {name}: a claim awaiting its retry is {:?}, published {}",
+                    claim.state,
+                    claim.published
+                );
+            }
         }
         let mut reserved = ClaimCounts::default();
         for (alloc, mode) in &volume.reserved {

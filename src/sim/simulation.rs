@@ -223,6 +223,8 @@ pub(crate) struct Simulation<'s> {
     /// Volumes whose `register_at` has not come yet: not in the state
     /// store, so missing to the scheduler.
     pub(crate) unregistered: BTreeSet<VolumeId>,
+    /// Draws of storage provider failures (publish_failures.rs).
+    pub(crate) publish_rng: SimRng,
 }
 
 impl<'s> Simulation<'s> {
@@ -311,6 +313,7 @@ impl<'s> Simulation<'s> {
             mounts_placed: 0,
             plugin_restarts: BTreeSet::new(),
             unregistered,
+            publish_rng: SimRng::new(options.seed, Stream::PublishFailure),
         }
     }
 

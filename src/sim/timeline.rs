@@ -123,6 +123,11 @@ impl Simulation<'_> {
                 down_for,
             } => self.plugin_restart(plugin, node, down_for),
             TimelineAction::VolumeDetach { volume, node } => self.volume_detach(volume, node),
+            TimelineAction::PublishFailure {
+                volume,
+                stage,
+                count,
+            } => self.script_publish_failures(volume, stage, count),
         }
     }
 

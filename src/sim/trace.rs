@@ -58,6 +58,10 @@ pub enum TraceKind {
     VolumeDetach,
     /// A volume is registered (`register_at`).
     VolumeRegistered,
+    /// A ControllerPublish or NodePublish failed at the storage provider
+    /// (`controller_publish_failure` / `node_publish_failure`, or a
+    /// scripted `publish_failure`); detail: the stage and what follows.
+    PublishFailure,
 }
 
 impl TraceKind {
@@ -107,6 +111,7 @@ impl TraceKind {
             TraceKind::PluginRestart => "plugin_restart",
             TraceKind::VolumeDetach => "volume_detach",
             TraceKind::VolumeRegistered => "volume_registered",
+            TraceKind::PublishFailure => "publish_failure",
         }
     }
 }

@@ -7,11 +7,13 @@ use serde_saphyr::{Location, Spanned};
 
 use super::budget::check_allocation_count;
 use crate::model::ids::{GroupRef, JobId, NodeId, PluginId, VolumeId};
-use crate::model::scenario::{JobSpec, NodeSpec, TimedEvent, TimelineAction};
+use crate::model::scenario::{
+    JobSpec, NodeSpec, PluginSpec, PublishStage, TimedEvent, TimelineAction, VolumeSpec,
+};
 use crate::model::time::Millis;
 use crate::scenario::error::{Fail, fail};
 use crate::scenario::limits;
-use crate::scenario::raw::{RawEvent, RawNodeDown, RawNodeDrain};
+use crate::scenario::raw::{RawEvent, RawNodeDown, RawNodeDrain, RawPublishStage};
 
 /// How a timeline reference that names no node or job is treated.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -39,11 +41,10 @@ pub(super) fn resolve_events(
     raw: &[Spanned<RawEvent>],
     horizon: Millis,
     nodes: &[NodeSpec],
-    plugin_ids: &BTreeMap<&str, PluginId>,
     jobs: &[JobSpec],
     dangling: DanglingEvents,
     warnings: &mut Vec<String>,
-    volume_ids: &BTreeMap<String, VolumeId>,
+    storage: EventStorage,
 ) -> Result<Vec<TimedEvent>, Fail> {
     if raw.len() > limits::MAX_EVENTS {
         return Err((
@@ -69,11 +70,11 @@ pub(super) fn resolve_events(
     let context = EventContext {
         horizon,
         nodes,
-        plugin_ids,
+        plugin_ids: storage.plugin_ids,
         jobs,
         node_ids,
         job_ids,
-        volume_ids,
+        storage,
     };
     let mut events = Vec::with_capacity(raw.len());
     for (index, entry) in raw.iter().enumerate() {
@@ -96,7 +97,16 @@ struct EventContext<'a> {
     jobs: &'a [JobSpec],
     node_ids: BTreeMap<&'a str, NodeId>,
     job_ids: BTreeMap<&'a str, JobId>,
-    volume_ids: &'a BTreeMap<String, VolumeId>,
+    storage: EventStorage<'a>,
+}
+
+/// The volumes and plugins events about storage refer to.
+#[derive(Clone, Copy)]
+pub(super) struct EventStorage<'a> {
+    pub plugin_ids: &'a BTreeMap<&'a str, PluginId>,
+    pub volume_ids: &'a BTreeMap<String, VolumeId>,
+    pub volumes: &'a [VolumeSpec],
+    pub plugins: &'a [PluginSpec],
 }
 
 impl EventContext<'_> {
@@ -145,13 +155,14 @@ impl EventContext<'_> {
         node_actions(event, &refs, &mut actions)?;
         self.job_actions(event, &refs, &mut actions)?;
         self.volume_actions(event, &refs, &mut actions)?;
+        self.storage_actions(event, &refs, &mut actions)?;
         let action = match actions.len() {
             1 => actions.pop().expect("one action"),
             0 => {
                 return Err(EventError::Invalid((
                     Some(at),
                     format!(
-                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job, node_disconnect, node_reconnect, promote_deployment, alloc_fail, plugin_restart, volume_detach"
+                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job, node_disconnect, node_reconnect, promote_deployment, alloc_fail, plugin_restart, volume_detach, publish_failure"
                     ),
                 )));
             }
@@ -302,19 +313,63 @@ impl EventContext<'_> {
             });
         }
         if let Some(detach) = &event.volume_detach {
-            let Some(&volume) = self.volume_ids.get(&detach.volume) else {
-                return Err(EventError::Invalid((
-                    Some(at),
-                    format!(
-                        "{path}.volume_detach.volume: no volume with id \"{}\" under volumes",
-                        detach.volume
-                    ),
-                )));
-            };
+            let volume = self.volume(&detach.volume, &format!("{path}.volume_detach"), at)?;
             let node_id = refs.node(&detach.node, "volume_detach.node")?;
             actions.push(TimelineAction::VolumeDetach {
                 volume,
                 node: node_id,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl EventContext<'_> {
+    /// The volume an event's `<field>.volume` names.
+    fn volume(&self, name: &str, field: &str, at: Location) -> Result<VolumeId, EventError> {
+        self.storage.volume_ids.get(name).copied().ok_or_else(|| {
+            EventError::Invalid((
+                Some(at),
+                format!("{field}.volume: no volume with id \"{name}\" under volumes"),
+            ))
+        })
+    }
+
+    /// The event's storage actions (publish_failure).
+    fn storage_actions(
+        &self,
+        event: &RawEvent,
+        refs: &EventRefs,
+        actions: &mut Vec<TimelineAction>,
+    ) -> Result<(), EventError> {
+        let (path, at) = (refs.path, refs.at);
+        if let Some(failure) = &event.publish_failure {
+            let field = format!("{path}.publish_failure");
+            let volume = self.volume(&failure.volume, &field, at)?;
+            let stage = match failure.stage {
+                RawPublishStage::Controller => PublishStage::Controller,
+                RawPublishStage::Node => PublishStage::Node,
+            };
+            let plugin = &self.storage.plugins[self.storage.volumes[volume.index()].plugin.index()];
+            if stage == PublishStage::Controller && !plugin.controller_required {
+                return Err(EventError::Invalid((
+                    Some(at),
+                    format!(
+                        "{field}.stage: volume \"{}\"'s plugin \"{}\" has no controller (controller_required: false), so no ControllerPublish is made; use stage: node, or set controller_required",
+                        failure.volume, plugin.name
+                    ),
+                )));
+            }
+            if failure.count.0 == 0 {
+                return Err(EventError::Invalid((
+                    Some(at),
+                    format!("{field}.count: 0 publishes would fail; give at least 1"),
+                )));
+            }
+            actions.push(TimelineAction::PublishFailure {
+                volume,
+                stage,
+                count: failure.count.0,
             });
         }
         Ok(())

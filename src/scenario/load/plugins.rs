@@ -16,6 +16,17 @@ pub(super) fn resolve_plugins(raw: &[Spanned<RawPlugin>]) -> Result<Vec<PluginSp
         .map(|entry| {
             let plugin = &entry.value;
             ids.insert(&plugin.id, entry.referenced)?;
+            let path = format!("plugins[{}]", plugin.id);
+            let controller_publish_failure = probability(
+                plugin.controller_publish_failure,
+                &format!("{path}.controller_publish_failure"),
+                entry,
+            )?;
+            let node_publish_failure = probability(
+                plugin.node_publish_failure,
+                &format!("{path}.node_publish_failure"),
+                entry,
+            )?;
             Ok(PluginSpec {
                 name: plugin.id.clone(),
                 enforces_access_mode: plugin.enforces_access_mode,
@@ -29,9 +40,24 @@ pub(super) fn resolve_plugins(raw: &[Spanned<RawPlugin>]) -> Result<Vec<PluginSp
                 controller_healthy: plugin.controller_healthy.unwrap_or(true),
                 // Set once the jobs are resolved (plugin_jobs::place_job_plugins).
                 controller_from_jobs: false,
+                controller_publish_failure,
+                node_publish_failure,
             })
         })
         .collect()
+}
+
+/// A probability field: absent is 0; anything outside 0..=1 (or not a
+/// number) is refused at the plugin's entry.
+fn probability(value: Option<f64>, path: &str, entry: &Spanned<RawPlugin>) -> Result<f64, Fail> {
+    let p = value.unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&p) {
+        return Err((
+            Some(entry.referenced),
+            format!("{path}: {p} is not a probability; give a number from 0 to 1"),
+        ));
+    }
+    Ok(p)
 }
 
 /// A plugin that a job runs but `plugins:` does not list is declared with
@@ -53,6 +79,8 @@ pub(super) fn declare_job_plugins(plugins: &mut Vec<Spanned<RawPlugin>>, jobs: &
                             controller_required: None,
                             controller_publish_latency: None,
                             controller_healthy: None,
+                            controller_publish_failure: None,
+                            node_publish_failure: None,
                         },
                         job.referenced,
                         job.defined,

@@ -184,11 +184,15 @@ fn resolve_scenario(
         &raw.events,
         horizon,
         &nodes,
-        &plugin_ids,
         &jobs,
         dangling,
         warnings,
-        &volume_by_name,
+        super::events::EventStorage {
+            plugin_ids: &plugin_ids,
+            volume_ids: &volume_by_name,
+            volumes: &volumes,
+            plugins: &plugins,
+        },
     )?;
     crate::scenario::update::assign_versions(&mut jobs, &mut events);
     check_allocation_budget(&jobs, &events, nodes.len())?;

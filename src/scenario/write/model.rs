@@ -283,6 +283,14 @@ fn write_plugins(out: &mut String, scenario: &Scenario) {
         if !plugin.controller_healthy {
             line.push_str(", controller_healthy: false");
         }
+        if plugin.controller_publish_failure != 0.0 {
+            let p = plugin.controller_publish_failure;
+            let _ = write!(line, ", controller_publish_failure: {p:?}");
+        }
+        if plugin.node_publish_failure != 0.0 {
+            let p = plugin.node_publish_failure;
+            let _ = write!(line, ", node_publish_failure: {p:?}");
+        }
         line.push('}');
         let _ = writeln!(out, "{line}");
     }
@@ -750,6 +758,15 @@ fn write_events(out: &mut String, scenario: &Scenario) {
                 "volume_detach: {{volume: {}, node: {}}}",
                 text(&scenario.volumes[volume.index()].name),
                 node(*id)
+            ),
+            TimelineAction::PublishFailure {
+                volume,
+                stage,
+                count,
+            } => format!(
+                "publish_failure: {{volume: {}, stage: {}, count: {count}}}",
+                text(&scenario.volumes[volume.index()].name),
+                stage.name()
             ),
         };
         let _ = writeln!(out, "  - {{at: {}, {action}}}", duration(event.at));

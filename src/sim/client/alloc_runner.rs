@@ -4,8 +4,9 @@
 
 use crate::model::access::{ClaimMode, permits};
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
-use crate::model::scenario::Capability;
+use crate::model::scenario::{Capability, PublishStage};
 use crate::model::time::Millis;
+use crate::sim::client::publish_failures::ControllerFailure;
 use crate::sim::server::claims::{ClaimError, server_check};
 use crate::sim::simulation::{Event, Simulation};
 use crate::sim::state::alloc_parts::MaybeStamp;
@@ -28,6 +29,11 @@ struct VolumeStep {
 /// apart (csi_hook.go claimWithRetry).
 const CLAIM_RETRY_FIRST: Millis = Millis::from_secs(1);
 const CLAIM_RETRY_MAX: Millis = Millis::from_secs(60);
+
+/// The backoff after `backoff`: doubled, at most `CLAIM_RETRY_MAX`.
+fn next_backoff(backoff: Millis) -> Millis {
+    backoff.saturating_mul(2).min(CLAIM_RETRY_MAX)
+}
 
 impl Simulation<'_> {
     pub(crate) fn alloc_pulled(&mut self, id: AllocId) {
@@ -102,13 +108,23 @@ impl Simulation<'_> {
         } = step;
         let release = self.behaviour.release;
         let volume_name = &self.scenario.volumes[volume.index()].name;
-        if self.now() >= self.allocs[id.index()].claims_mut().claim_deadline {
+        let claims = self.allocs[id.index()].claims_mut();
+        if self.queue.now() >= claims.claim_deadline {
             // The retry's context expired while it waited: the last refusal stands.
-            let failure = format!(
-                "could not claim volume {volume_name}: {}",
-                ClaimError::MaxClaims.message(release)
-            );
+            let reason = claims
+                .retry_error
+                .take()
+                .unwrap_or_else(|| ClaimError::MaxClaims.message(release).to_string());
+            let failure = format!("could not claim volume {volume_name}: {reason}");
             self.finish_alloc(id, AllocState::Failed, &failure);
+            return;
+        }
+        if self.volumes[volume.index()].ledger.contains_key(&id) {
+            // A retry after a failed ControllerPublish: the claim is written,
+            // and claimRead / claimWrite return at once for an allocation
+            // that holds it, so the server goes straight to the publish.
+            self.allocs[id.index()].state = AllocState::Publishing;
+            self.publish_written_claim(id, volume);
             return;
         }
         match self.server_claim_check(volume, mode, claim, group.job) {
@@ -123,14 +139,21 @@ impl Simulation<'_> {
                     self.finish_alloc(id, AllocState::Failed, &failure);
                     return;
                 }
-                let now = self.now();
-                let claims = self.allocs[id.index()].claims_mut();
-                claims.claim_backoff =
-                    (claims.claim_backoff.saturating_mul(2)).min(CLAIM_RETRY_MAX);
-                let retry_at = (now + claims.claim_backoff).min(claims.claim_deadline);
-                self.at(retry_at, Event::ClaimAttempt(id));
+                self.retry_claim(id, None);
             }
         }
+    }
+
+    /// The client waits out its backoff and retries the claim RPC
+    /// (claimWithRetry). `reason`: the refusal to report if the deadline
+    /// passes first (`None`: "volume max claims reached").
+    fn retry_claim(&mut self, id: AllocId, reason: Option<String>) {
+        let now = self.now();
+        let claims = self.allocs[id.index()].claims_mut();
+        claims.retry_error = reason;
+        claims.claim_backoff = next_backoff(claims.claim_backoff);
+        let retry_at = (now + claims.claim_backoff).min(claims.claim_deadline);
+        self.at(retry_at, Event::ClaimAttempt(id));
     }
 
     /// The server's claim check at the policy's Nomad release.
@@ -153,6 +176,9 @@ impl Simulation<'_> {
         )
     }
 
+    /// The server grants a claim: it writes the claim and makes the
+    /// controller publish it, in the release's order
+    /// (`claim_written_before_controller_publish`); then the node publishes.
     pub(crate) fn grant_claim(
         &mut self,
         id: AllocId,
@@ -160,6 +186,83 @@ impl Simulation<'_> {
         mode: ClaimMode,
         claim: Capability,
     ) {
+        if self
+            .behaviour
+            .release
+            .claim_written_before_controller_publish
+        {
+            self.write_claim(id, volume, mode, claim);
+            self.publish_written_claim(id, volume);
+            return;
+        }
+        // controllerPublishVolume runs before the claim's raft apply: a
+        // failure writes no claim.
+        if let Err(failure) = self.controller_publish_attempt(volume) {
+            self.controller_publish_failed(id, volume, failure);
+            return;
+        }
+        self.write_claim(id, volume, mode, claim);
+        self.node_publish_after_latency(id, volume);
+    }
+
+    /// A claim already written is published by the controller, then the node.
+    fn publish_written_claim(&mut self, id: AllocId, volume: VolumeId) {
+        match self.controller_publish_attempt(volume) {
+            Ok(()) => self.node_publish_after_latency(id, volume),
+            Err(failure) => self.controller_publish_failed(id, volume, failure),
+        }
+    }
+
+    /// The claim RPC failed in its ControllerPublish: a FailedPrecondition
+    /// from the provider is retried where the release retries it (the
+    /// written claim stays); anything else fails the allocation, which
+    /// releases a written claim as on any stop.
+    fn controller_publish_failed(
+        &mut self,
+        id: AllocId,
+        volume: VolumeId,
+        failure: ControllerFailure,
+    ) {
+        let phase = self.allocs[id.index()].state;
+        let step = self
+            .volume_step(id, phase)
+            .expect("the allocation is claiming a volume");
+        let release = self.behaviour.release;
+        let reason = match failure {
+            ControllerFailure::Missing(reason) => {
+                self.claim_refused(&step, &reason);
+                reason
+            }
+            ControllerFailure::Provider => {
+                self.metrics.claim_failures += 1;
+                let reason = self.provider_refusal(volume);
+                let written = self.volumes[volume.index()].ledger.contains_key(&id);
+                let outcome = if release.controller_precondition_retryable
+                    && release.client_retries_claims
+                {
+                    let backoff = next_backoff(self.allocs[id.index()].claims_mut().claim_backoff);
+                    format!("the claim stays written; the client retries in {backoff}s")
+                } else if written {
+                    "the claim stays written; the allocation fails".to_string()
+                } else {
+                    "no claim is written; the allocation fails".to_string()
+                };
+                self.record_publish_failure(id, volume, PublishStage::Controller, &outcome);
+                if release.controller_precondition_retryable && release.client_retries_claims {
+                    self.allocs[id.index()].state = AllocState::Claiming;
+                    self.retry_claim(id, Some(reason));
+                    return;
+                }
+                reason
+            }
+        };
+        let volume_name = &self.scenario.volumes[volume.index()].name;
+        let failure = format!("could not claim volume {volume_name}: {reason}");
+        self.finish_alloc(id, AllocState::Failed, &failure);
+    }
+
+    /// The server writes the claim (the state store's CSIVolumeClaim).
+    fn write_claim(&mut self, id: AllocId, volume: VolumeId, mode: ClaimMode, claim: Capability) {
         let now = self.now();
         let alloc = &mut self.allocs[id.index()];
         alloc.state = AllocState::Publishing;
@@ -194,17 +297,11 @@ impl Simulation<'_> {
                 .volume(volume)
                 .detail(mode.name())
         });
-        // The server writes the claim, then makes the controller publish it.
-        if let Err(error) = self.controller_publish(volume) {
-            let step = self
-                .volume_step(id, AllocState::Publishing)
-                .expect("the allocation is publishing");
-            self.claim_refused(&step, &error);
-            let volume_name = &self.scenario.volumes[volume.index()].name;
-            let failure = format!("could not claim volume {volume_name}: {error}");
-            self.finish_alloc(id, AllocState::Failed, &failure);
-            return;
-        }
+    }
+
+    /// The controller published the claim: the node publishes it after the
+    /// plugin's latencies.
+    fn node_publish_after_latency(&mut self, id: AllocId, volume: VolumeId) {
         let plugin = &self.scenario.plugins[self.scenario.volumes[volume.index()].plugin.index()];
         let latency = if plugin.controller_required {
             plugin.controller_publish_latency + plugin.publish_latency
@@ -232,6 +329,10 @@ impl Simulation<'_> {
         if let Some(problem) = self.node_plugin_problem(node, volume) {
             let detail = format!("failed to mount volume: {problem}");
             self.finish_alloc(id, AllocState::Failed, &detail);
+            return;
+        }
+        if self.provider_fails(volume, PublishStage::Node) {
+            self.node_publish_failed(id, volume);
             return;
         }
         let volume_spec = &self.scenario.volumes[volume.index()];

@@ -20,6 +20,9 @@
 //!   availability metrics it feeds.
 //! - `task_failure.rs`: scripted task failures (`alloc_fail`, the task's
 //!   final failure after its restarts) and `node_down: {node_of: ...}`.
+//! - `publish_failures.rs`: ControllerPublish and NodePublish failures at
+//!   the storage provider, and each release's retry of them (csi_hook.go
+//!   claimWithRetry, csi_endpoint.go controllerPublishVolume).
 
 mod alloc_runner;
 mod disconnect;
@@ -28,3 +31,4 @@ mod health;
 mod plugin_restart;
 mod plugins;
 mod task_failure;
+mod publish_failures;

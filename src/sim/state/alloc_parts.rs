@@ -159,6 +159,9 @@ pub struct VolumeClaims {
     /// Client claim retries (`client_retries_claims`): next backoff and deadline.
     pub claim_backoff: Millis,
     pub claim_deadline: Millis,
+    /// The refusal a retry is waiting out, reported if the deadline passes
+    /// first (`None`: "volume max claims reached").
+    pub retry_error: Option<String>,
 }
 
 impl VolumeClaims {
@@ -176,6 +179,7 @@ impl VolumeClaims {
                 next_volume,
                 claim_backoff: Millis::ZERO,
                 claim_deadline: Millis::ZERO,
+                retry_error: None,
             })
         })
     }

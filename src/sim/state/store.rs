@@ -146,6 +146,16 @@ pub struct VolumeState {
     /// When the claims last changed (the volume's ModifyTime, which the
     /// claim GC's threshold is measured from).
     pub modified_at: Millis,
+    /// Scripted failures (`publish_failure` events) still to come: the
+    /// next ControllerPublishes and NodePublishes of the volume that fail.
+    pub failures_pending: PendingFailures,
+}
+
+/// Publishes of one volume a `publish_failure` event scripted to fail.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PendingFailures {
+    pub controller: u32,
+    pub node: u32,
 }
 
 impl VolumeState {
