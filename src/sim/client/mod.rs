@@ -30,5 +30,5 @@ pub mod disconnect_state;
 mod health;
 mod plugin_restart;
 mod plugins;
-mod task_failure;
 mod publish_failures;
+mod task_failure;

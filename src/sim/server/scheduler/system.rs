@@ -139,7 +139,7 @@ impl Simulation<'_> {
                     let skips_kept = self.behaviour.release.system_filtered_report_skips_kept;
                     let class = self.node_classes.of(self.node_table.class(node));
                     if let Some(merged) = filtered.note(group, reason, class, skips_kept) {
-                        let mut failure = self.failure_from(group, &merged, None);
+                        let mut failure = self.failure_from(group, merged, None);
                         failure.unplaced = 1;
                         self.report_filtered_group(node, failure, &mut failures);
                     }
@@ -148,13 +148,14 @@ impl Simulation<'_> {
                     self.metrics.infeasible += 1;
                     self.blocked.insert(job);
                     let detail = reason.describe(self.scenario);
-                    if !failures.contains_key(&group) {
+                    // The group's first exhausted node's metric; later
+                    // ones are coalesced (CoalescedFailures).
+                    let failure = failures.entry(group).or_insert_with(|| {
                         let ready = ready_by_dc.get_or_insert_with(|| self.system_ready_by_dc(job));
                         let class = self.node_classes.of(self.node_table.class(node));
-                        let rejection = exhausted_node(reason, class);
-                        failures.insert(group, self.failure_from(group, &rejection, Some(ready)));
-                    }
-                    failures.get_mut(&group).expect("inserted above").unplaced += 1;
+                        self.failure_from(group, &exhausted_node(reason, class), Some(ready))
+                    });
+                    failure.unplaced += 1;
                     self.record(|t| {
                         TraceRecord::new(t, TraceKind::Infeasible)
                             .alloc(group, SYSTEM_ALLOC_INDEX)
