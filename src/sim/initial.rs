@@ -7,7 +7,7 @@
 //! plan of this run created it).
 
 use crate::model::access::{ClaimMode, permits};
-use crate::model::ids::{AllocId, VolumeId};
+use crate::model::ids::{AllocId, GroupRef, VolumeId};
 use crate::model::scenario::{Capability, InitialAllocation, InitialStatus};
 use crate::model::time::Millis;
 use crate::sim::server::scheduler::plan::ResolvedVolume;
@@ -17,6 +17,22 @@ use crate::sim::state::store::*;
 use crate::sim::trace::{TraceKind, TraceRecord};
 
 impl Simulation<'_> {
+    /// The volumes an initial allocation mounts and the capability each is
+    /// claimed in (the loader refuses a missing per_alloc volume).
+    fn initial_volumes(
+        &self,
+        group: GroupRef,
+        index: u32,
+    ) -> (Vec<(VolumeId, ClaimMode)>, Vec<Capability>) {
+        self.resolve_volumes(group, index)
+            .into_iter()
+            .filter_map(|v| match v {
+                ResolvedVolume::Found(volume, mode, claim) => Some(((volume, mode), claim)),
+                ResolvedVolume::Missing(_) => None,
+            })
+            .unzip()
+    }
+
     pub(crate) fn seed_initial_allocations(&mut self) {
         for initial in &self.scenario.initial_allocations {
             if initial.status == InitialStatus::Failed {
@@ -26,15 +42,7 @@ impl Simulation<'_> {
             let running = initial.status == InitialStatus::Running;
             let id = AllocId::from_index(self.allocs.len());
             let (group, index, node) = (initial.group, initial.index, initial.node);
-            let (volumes, claim_modes): (Vec<(VolumeId, ClaimMode)>, Vec<Capability>) = self
-                .resolve_volumes(group, index)
-                .into_iter()
-                .filter_map(|v| match v {
-                    ResolvedVolume::Found(volume, mode, claim) => Some(((volume, mode), claim)),
-                    // The loader refuses a missing per_alloc volume.
-                    ResolvedVolume::Missing(_) => None,
-                })
-                .unzip();
+            let (volumes, claim_modes) = self.initial_volumes(group, index);
             let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
             self.node_table.take(node, spec.cpu, spec.memory);
             let node_state = &mut self.nodes[node.index()];
@@ -70,22 +78,12 @@ impl Simulation<'_> {
             };
             let next_volume = if running { volumes.len() } else { 0 };
             self.mounts_placed += volumes.len();
-            self.allocs.push(Alloc {
-                group,
-                index,
-                node,
+            self.allocs.push(initial_alloc(
+                initial,
                 state,
-                claims: VolumeClaims::boxed(volumes, claim_modes, next_volume),
-                tracker: None,
-                migrate: false,
-                healthy_at: MaybeStamp::NONE,
-                version: 0,
-                placed_at: Stamp::ZERO,
-                deployment: MaybeSeq::NONE,
-                deploy_health: None,
-                score: MaybeScore::NONE,
-                running_since: running.then_some(Millis::ZERO).into(),
-            });
+                VolumeClaims::boxed(volumes, claim_modes, next_volume),
+                running.then_some(Millis::ZERO).into(),
+            ));
             if running {
                 // Running before the run began: its checks have passed.
                 self.on_alloc_healthy(id);
@@ -118,35 +116,18 @@ impl Simulation<'_> {
     fn seed_failed_allocation(&mut self, initial: &InitialAllocation) {
         let id = AllocId::from_index(self.allocs.len());
         let (group, index, node) = (initial.group, initial.index, initial.node);
-        let (volumes, claim_modes): (Vec<(VolumeId, ClaimMode)>, Vec<Capability>) = self
-            .resolve_volumes(group, index)
-            .into_iter()
-            .filter_map(|v| match v {
-                ResolvedVolume::Found(volume, mode, claim) => Some(((volume, mode), claim)),
-                ResolvedVolume::Missing(_) => None,
-            })
-            .unzip();
+        let (volumes, claim_modes) = self.initial_volumes(group, index);
         for volume in self.counted_sources(group) {
             count_up(&mut self.nodes[node.index()].counted_volumes, volume);
         }
         let slot = self.slot_key(group, index, node);
         self.jobs[group.job.index()].latest[group.group_index()].insert(slot, id);
-        let mut alloc = Alloc {
-            group,
-            index,
-            node,
-            state: AllocState::Failed,
-            claims: VolumeClaims::boxed(volumes, claim_modes, 0),
-            tracker: None,
-            migrate: false,
-            healthy_at: MaybeStamp::NONE,
-            version: 0,
-            placed_at: Stamp::ZERO,
-            deployment: MaybeSeq::NONE,
-            deploy_health: None,
-            score: MaybeScore::NONE,
-            running_since: MaybeStamp::NONE,
-        };
+        let mut alloc = initial_alloc(
+            initial,
+            AllocState::Failed,
+            VolumeClaims::boxed(volumes, claim_modes, 0),
+            MaybeStamp::NONE,
+        );
         alloc.set_failed_at(Millis::ZERO);
         self.allocs.push(alloc);
         self.record(|t| {
@@ -194,5 +175,30 @@ impl Simulation<'_> {
         let node_state = &mut self.nodes[node.index()];
         count_up(&mut node_state.claimed_volumes, volume);
         count_up(&mut node_state.published_volumes, volume);
+    }
+}
+
+/// An allocation that exists at time 0, of version 0, placed at 0s.
+fn initial_alloc(
+    initial: &InitialAllocation,
+    state: AllocState,
+    claims: Option<Box<VolumeClaims>>,
+    running_since: MaybeStamp,
+) -> Alloc {
+    Alloc {
+        group: initial.group,
+        index: initial.index,
+        node: initial.node,
+        state,
+        claims,
+        tracker: None,
+        migrate: false,
+        healthy_at: MaybeStamp::NONE,
+        version: 0,
+        placed_at: Stamp::ZERO,
+        deployment: MaybeSeq::NONE,
+        deploy_health: None,
+        score: MaybeScore::NONE,
+        running_since,
     }
 }

@@ -206,18 +206,8 @@ impl EventContext<'_> {
             });
         }
         if let Some(health) = &event.plugin_health {
-            let plugin = refs.plugin(&health.plugin, "plugin_health.plugin")?;
-            let node_id = refs.node(&health.node, "plugin_health.node")?;
-            if !self.nodes[node_id.index()]
-                .csi_plugins
-                .iter()
-                .any(|p| p.plugin == plugin)
-            {
-                return Err(EventError::Dangling(format!(
-                    "{path}.plugin_health: node \"{}\" does not run plugin \"{}\"",
-                    health.node, health.plugin
-                )));
-            }
+            let (plugin, node_id) =
+                refs.node_plugin(&health.plugin, &health.node, "plugin_health")?;
             actions.push(TimelineAction::PluginHealth {
                 plugin,
                 node: node_id,
@@ -286,18 +276,8 @@ impl EventContext<'_> {
     ) -> Result<(), EventError> {
         let (path, at) = (refs.path, refs.at);
         if let Some(restart) = &event.plugin_restart {
-            let plugin = refs.plugin(&restart.plugin, "plugin_restart.plugin")?;
-            let node_id = refs.node(&restart.node, "plugin_restart.node")?;
-            if !self.nodes[node_id.index()]
-                .csi_plugins
-                .iter()
-                .any(|p| p.plugin == plugin)
-            {
-                return Err(EventError::Dangling(format!(
-                    "{path}.plugin_restart: node \"{}\" does not run plugin \"{}\"",
-                    restart.node, restart.plugin
-                )));
-            }
+            let (plugin, node_id) =
+                refs.node_plugin(&restart.plugin, &restart.node, "plugin_restart")?;
             if restart.down_for.0 == Millis::ZERO {
                 return Err(EventError::Invalid((
                     Some(at),
@@ -457,6 +437,29 @@ impl EventRefs<'_> {
                 ),
             ))
         })
+    }
+
+    /// The plugin and node of an event about one node's plugin
+    /// (`<field>: {plugin, node}`): the node must run it.
+    fn node_plugin(
+        &self,
+        plugin: &str,
+        node: &str,
+        field: &str,
+    ) -> Result<(PluginId, NodeId), EventError> {
+        let plugin_id = self.plugin(plugin, &format!("{field}.plugin"))?;
+        let node_id = self.node(node, &format!("{field}.node"))?;
+        let runs = self.context.nodes[node_id.index()]
+            .csi_plugins
+            .iter()
+            .any(|p| p.plugin == plugin_id);
+        if !runs {
+            return Err(EventError::Dangling(format!(
+                "{}.{field}: node \"{node}\" does not run plugin \"{plugin}\"",
+                self.path
+            )));
+        }
+        Ok((plugin_id, node_id))
     }
 
     /// An allocation named the Nomad way, `<job>.<group>[<index>]`, of a
