@@ -6,8 +6,18 @@
 mod common;
 
 use plansim::model::policy::Policy;
+use plansim::model::scenario::Scenario;
 use plansim::report::table::failure_lines;
+use plansim::sim::feasibility::PlacementFailure;
 use plansim::sim::trace::TraceKind;
+
+/// A group's failure as `nomad job status` prints it, line by line.
+fn text_of(scenario: &Scenario, failure: &PlacementFailure) -> Vec<String> {
+    failure_lines(scenario, failure)
+        .into_iter()
+        .map(|(_, line)| line)
+        .collect()
+}
 
 fn status(yaml: &str, policy: Policy) -> Vec<String> {
     let scenario = common::load(yaml);
@@ -15,10 +25,7 @@ fn status(yaml: &str, policy: Policy) -> Vec<String> {
     let [failure] = output.placement_failures.as_slice() else {
         panic!("one group failed: {:?}", output.placement_failures);
     };
-    let lines: Vec<String> = failure_lines(&scenario, failure)
-        .into_iter()
-        .map(|(_, line)| line)
-        .collect();
+    let lines = text_of(&scenario, failure);
     // The trace's placement_failure row carries the same lines.
     let rows: Vec<&str> = output
         .trace
@@ -103,21 +110,12 @@ jobs:
 }
 
 /// Every group's failure lines of a run, by group index.
-fn all_lines(
-    scenario: &plansim::model::scenario::Scenario,
-    policy: Policy,
-    seed: u64,
-) -> Vec<Vec<String>> {
+fn all_lines(scenario: &Scenario, policy: Policy, seed: u64) -> Vec<Vec<String>> {
     let output = common::run_checked(scenario, policy, seed);
     output
         .placement_failures
         .iter()
-        .map(|failure| {
-            failure_lines(scenario, failure)
-                .into_iter()
-                .map(|(_, line)| line)
-                .collect()
-        })
+        .map(|failure| text_of(scenario, failure))
         .collect()
 }
 

@@ -137,6 +137,14 @@ pub struct NodeSpec {
     pub csi_plugins: Vec<NodePluginSpec>,
 }
 
+impl NodeSpec {
+    /// The position of `plugin` in the node's `csi_plugins` (the index of
+    /// its per-node state), if the node runs it.
+    pub fn plugin_slot(&self, plugin: PluginId) -> Option<usize> {
+        self.csi_plugins.iter().position(|p| p.plugin == plugin)
+    }
+}
+
 /// A set of task drivers as a bitmask over `Scenario::driver_names`, so
 /// the feasibility check is one AND, not a comparison of strings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

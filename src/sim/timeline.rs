@@ -66,16 +66,13 @@ impl Simulation<'_> {
                 healthy,
             } => {
                 let slot = self.scenario.nodes[node.index()]
-                    .csi_plugins
-                    .iter()
-                    .position(|p| p.plugin == plugin)
+                    .plugin_slot(plugin)
                     .expect("validated: the node runs the plugin");
                 if self.plugin_restarts.contains(&(node, slot)) {
                     // The restart decides its health when it is back.
                     let detail = format!(
-                        "{} {} ignored: restarting",
-                        self.scenario.plugins[plugin.index()].name,
-                        if healthy { "healthy" } else { "unhealthy" }
+                        "{} ignored: restarting",
+                        self.plugin_health_text(plugin, healthy)
                     );
                     self.record(|t| {
                         TraceRecord::new(t, TraceKind::PluginHealth)

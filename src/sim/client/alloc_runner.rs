@@ -30,6 +30,16 @@ struct VolumeStep {
 const CLAIM_RETRY_FIRST: Millis = Millis::from_secs(1);
 const CLAIM_RETRY_MAX: Millis = Millis::from_secs(60);
 
+/// Why the node unpublish of a past claim fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DetachRefusal {
+    /// The node plugin is stopped or restarting there.
+    PluginDown,
+    /// The servers cannot reach the client (down and not yet collected, or
+    /// disconnected).
+    NoPath,
+}
+
 /// The backoff after `backoff`: doubled, at most `CLAIM_RETRY_MAX`.
 fn next_backoff(backoff: Millis) -> Millis {
     backoff.saturating_mul(2).min(CLAIM_RETRY_MAX)
@@ -237,9 +247,9 @@ impl Simulation<'_> {
                 self.metrics.claim_failures += 1;
                 let reason = self.provider_refusal(volume);
                 let written = self.volumes[volume.index()].ledger.contains_key(&id);
-                let outcome = if release.controller_precondition_retryable
-                    && release.client_retries_claims
-                {
+                let retried =
+                    release.controller_precondition_retryable && release.client_retries_claims;
+                let outcome = if retried {
                     let backoff = next_backoff(self.allocs[id.index()].claims_mut().claim_backoff);
                     format!("the claim stays written; the client retries in {backoff}s")
                 } else if written {
@@ -248,7 +258,7 @@ impl Simulation<'_> {
                     "no claim is written; the allocation fails".to_string()
                 };
                 self.record_publish_failure(id, volume, PublishStage::Controller, &outcome);
-                if release.controller_precondition_retryable && release.client_retries_claims {
+                if retried {
                     self.allocs[id.index()].state = AllocState::Claiming;
                     self.retry_claim(id, Some(reason));
                     return;
@@ -642,8 +652,7 @@ impl Simulation<'_> {
     pub(crate) fn claim_gc(&mut self) {
         self.claim_gc_scheduled = false;
         let now = self.now();
-        let cluster = &self.scenario.cluster;
-        let threshold = cluster.csi_volume_claim_gc_threshold;
+        let threshold = self.scenario.cluster.csi_volume_claim_gc_threshold;
         let release = self.behaviour.release;
         let waiting: Vec<(VolumeId, AllocId)> = self.awaiting_claim_gc.iter().copied().collect();
         for (volume, id) in waiting {
@@ -651,40 +660,59 @@ impl Simulation<'_> {
             if release.skips_down_node_detach && now - state.modified_at < threshold {
                 continue;
             }
-            let node = state.ledger[&id].node;
-            let node_state = &self.nodes[node.index()];
-            let node_gone = node_state.status == NodeStatus::Down && {
-                let interval = cluster.node_gc_interval.0;
-                let eligible = node_state.down_since + cluster.node_gc_threshold;
-                now.0 >= eligible.0.div_ceil(interval) * interval
-            };
-            // A client the servers cannot reach (disconnected, or within
-            // its grace period) cannot unpublish: the detach fails and is
-            // retried at the next pass.
-            let release = if self.client_reachable(node) {
-                // The watcher's node unpublish goes through the client's
-                // plugin: it fails while the plugin is stopped there.
-                (!self.node_plugin_stopped(id, volume)).then_some(Event::NodeDetach(id, volume))
-            } else if node_state.status != NodeStatus::Down {
-                None
-            } else if release.skips_down_node_detach || node_gone {
-                Some(Event::ControllerDetach(id, volume))
-            } else {
-                None
-            };
-            if let Some(event) = release {
+            if let Ok(step) = self.past_claim_detach(id, volume) {
                 self.awaiting_claim_gc.remove(&(volume, id));
-                let latency = match event {
-                    Event::NodeDetach(..) => cluster.node_detach_latency,
-                    _ => cluster.controller_detach_latency,
-                };
-                self.after(latency, event);
+                self.after(self.detach_latency(&step), step);
             }
         }
         if !self.awaiting_claim_gc.is_empty() {
             self.claim_gc_scheduled = true;
             let interval = self.scenario.cluster.csi_volume_claim_gc_interval;
             self.after(interval, Event::ClaimGc);
+        }
+    }
+
+    /// The first step of the server's release of the past claim `id` holds
+    /// on `volume` (a claim GC pass, or `nomad volume detach`), or why its
+    /// node unpublish fails, leaving the claim to the next pass. A client
+    /// the servers reach unpublishes through its node plugin, which fails
+    /// while that plugin is stopped or restarting there; one they cannot
+    /// reach (disconnected, or within its grace period) cannot unpublish.
+    /// A down node's unpublish is skipped from 1.3.4 on
+    /// (`nodeUnpublishVolume`: "skipping node unpublish for down or GC'd
+    /// node"); before, the client RPC fails ("No path to node") until the
+    /// node GC has removed the node (`node_gc_threshold` after it went
+    /// down, at the node GC's next `node_gc_interval` tick).
+    pub(crate) fn past_claim_detach(
+        &mut self,
+        id: AllocId,
+        volume: VolumeId,
+    ) -> Result<Event, DetachRefusal> {
+        let node = self.volumes[volume.index()].ledger[&id].node;
+        if self.client_reachable(node) {
+            if self.node_plugin_stopped(id, volume) {
+                return Err(DetachRefusal::PluginDown);
+            }
+            return Ok(Event::NodeDetach(id, volume));
+        }
+        let state = &self.nodes[node.index()];
+        if state.status == NodeStatus::Down {
+            let cluster = &self.scenario.cluster;
+            let interval = cluster.node_gc_interval.0;
+            let eligible = state.down_since + cluster.node_gc_threshold;
+            let collected = self.now().0 >= eligible.0.div_ceil(interval) * interval;
+            if self.behaviour.release.skips_down_node_detach || collected {
+                return Ok(Event::ControllerDetach(id, volume));
+            }
+        }
+        Err(DetachRefusal::NoPath)
+    }
+
+    /// How long a detach step takes.
+    pub(crate) fn detach_latency(&self, step: &Event) -> Millis {
+        match step {
+            Event::NodeDetach(..) => self.scenario.cluster.node_detach_latency,
+            _ => self.scenario.cluster.controller_detach_latency,
         }
     }
 

@@ -32,3 +32,5 @@ mod plugin_restart;
 mod plugins;
 mod publish_failures;
 mod task_failure;
+
+pub(crate) use alloc_runner::DetachRefusal;

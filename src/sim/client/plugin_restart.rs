@@ -22,9 +22,7 @@ impl Simulation<'_> {
     /// The `plugin_restart` event.
     pub(crate) fn plugin_restart(&mut self, plugin: PluginId, node: NodeId, down_for: Millis) {
         let slot = self.scenario.nodes[node.index()]
-            .csi_plugins
-            .iter()
-            .position(|p| p.plugin == plugin)
+            .plugin_slot(plugin)
             .expect("validated: the node runs the plugin");
         let name = self.scenario.plugins[plugin.index()].name.clone();
         let detail = if !self.nodes[node.index()].plugin_present[slot] {
@@ -90,9 +88,7 @@ impl Simulation<'_> {
     pub(crate) fn node_plugin_restarting(&self, node: NodeId, plugin: PluginId) -> bool {
         !self.plugin_restarts.is_empty()
             && self.scenario.nodes[node.index()]
-                .csi_plugins
-                .iter()
-                .position(|p| p.plugin == plugin)
+                .plugin_slot(plugin)
                 .is_some_and(|slot| self.plugin_restarts.contains(&(node, slot)))
     }
 }

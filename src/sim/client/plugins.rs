@@ -98,15 +98,20 @@ impl Simulation<'_> {
         self.announce_plugin_health(node, plugin, healthy);
     }
 
+    /// A node plugin's health as its trace rows say it: "ebs0 healthy".
+    pub(crate) fn plugin_health_text(&self, plugin: PluginId, healthy: bool) -> String {
+        format!(
+            "{} {}",
+            self.scenario.plugins[plugin.index()].name,
+            if healthy { "healthy" } else { "unhealthy" }
+        )
+    }
+
     /// What follows a node plugin's health change, however it came (the
     /// `plugin_health` event or a plugin allocation): a trace row, and a
     /// plugin turning healthy unblocks evaluations (a node update).
     pub(crate) fn announce_plugin_health(&mut self, node: NodeId, plugin: PluginId, healthy: bool) {
-        let detail = format!(
-            "{} {}",
-            self.scenario.plugins[plugin.index()].name,
-            if healthy { "healthy" } else { "unhealthy" }
-        );
+        let detail = self.plugin_health_text(plugin, healthy);
         self.record(|t| {
             TraceRecord::new(t, TraceKind::PluginHealth)
                 .node(node)
@@ -205,10 +210,7 @@ impl Simulation<'_> {
     pub(crate) fn node_plugin_problem(&self, node: NodeId, volume: VolumeId) -> Option<String> {
         let plugin = self.scenario.volumes[volume.index()].plugin;
         let name = &self.scenario.plugins[plugin.index()].name;
-        let slot = self.scenario.nodes[node.index()]
-            .csi_plugins
-            .iter()
-            .position(|p| p.plugin == plugin);
+        let slot = self.scenario.nodes[node.index()].plugin_slot(plugin);
         let state = &self.nodes[node.index()];
         match slot {
             Some(slot) if state.plugin_present[slot] && state.plugin_healthy[slot] => None,
@@ -230,7 +232,7 @@ impl Simulation<'_> {
             let plugin = self.scenario.volumes[v].plugin;
             for claim in volume.ledger.values().filter(|c| c.published) {
                 let spec = &self.scenario.nodes[claim.node.index()];
-                let slot = spec.csi_plugins.iter().position(|p| p.plugin == plugin);
+                let slot = spec.plugin_slot(plugin);
                 // A restarting plugin may be deregistered: its mounts stay.
                 assert!(
                     slot.is_some_and(|s| self.nodes[claim.node.index()].plugin_present[s]

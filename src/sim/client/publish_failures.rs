@@ -46,12 +46,8 @@ impl Simulation<'_> {
         stage: PublishStage,
         count: u32,
     ) {
-        let pending = &mut self.volumes[volume.index()].failures_pending;
-        let slot = match stage {
-            PublishStage::Controller => &mut pending.controller,
-            PublishStage::Node => &mut pending.node,
-        };
-        *slot = slot.saturating_add(count);
+        let pending = self.volumes[volume.index()].failures_pending.of_mut(stage);
+        *pending = pending.saturating_add(count);
     }
 
     /// Whether this publish of `volume` at `stage` fails at the provider: a
@@ -59,13 +55,9 @@ impl Simulation<'_> {
     /// the plugin's probability is above 0 (none otherwise, so runs without
     /// such plugins see the same numbers as before).
     pub(crate) fn provider_fails(&mut self, volume: VolumeId, stage: PublishStage) -> bool {
-        let pending = &mut self.volumes[volume.index()].failures_pending;
-        let slot = match stage {
-            PublishStage::Controller => &mut pending.controller,
-            PublishStage::Node => &mut pending.node,
-        };
-        if *slot > 0 {
-            *slot -= 1;
+        let pending = self.volumes[volume.index()].failures_pending.of_mut(stage);
+        if *pending > 0 {
+            *pending -= 1;
             return true;
         }
         let plugin = &self.scenario.plugins[self.scenario.volumes[volume.index()].plugin.index()];

@@ -6,8 +6,8 @@
 
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::scenario::VolumeSource;
+use crate::sim::client::DetachRefusal;
 use crate::sim::simulation::{Event, Simulation};
-use crate::sim::state::store::NodeStatus;
 use crate::sim::trace::{TraceKind, TraceRecord};
 
 impl Simulation<'_> {
@@ -61,12 +61,9 @@ impl Simulation<'_> {
             self.record_detach(volume, node, detail);
             return;
         }
-        match self.detach_step(volume, node, stuck[0]) {
+        match self.past_claim_detach(stuck[0], volume) {
             Ok(step) => {
-                let latency = match step {
-                    Event::NodeDetach(..) => self.scenario.cluster.node_detach_latency,
-                    _ => self.scenario.cluster.controller_detach_latency,
-                };
+                let latency = self.detach_latency(&step);
                 for &id in &stuck {
                     self.awaiting_claim_gc.remove(&(volume, id));
                     let event = match step {
@@ -82,48 +79,23 @@ impl Simulation<'_> {
                 let detail = format!("detaching {} past claim(s): {how}{kept}", stuck.len());
                 self.record_detach(volume, node, detail);
             }
-            Err(error) => {
+            Err(refusal) => {
                 // The command fails; the claims wait for the claim GC as before.
+                let error = match refusal {
+                    DetachRefusal::PluginDown => {
+                        let plugin = self.scenario.volumes[volume.index()].plugin;
+                        format!(
+                            "CSI plugin {} is not running on client {}",
+                            self.scenario.plugins[plugin.index()].name,
+                            self.node_name(node)
+                        )
+                    }
+                    DetachRefusal::NoPath => "rpc error: No path to node".to_string(),
+                };
                 let detail = format!("Error detaching volume: could not detach from node: {error}");
                 self.record_detach(volume, node, detail);
             }
         }
-    }
-
-    /// The first step of the detach of a past claim on `node`, or the error
-    /// the node unpublish fails with. A client the servers reach unmounts
-    /// through its node plugin. A down node's unpublish is skipped from
-    /// 1.3.4 on (`nodeUnpublishVolume`: "skipping node unpublish for down
-    /// or GC'd node"); before, the client RPC fails unless the node GC has
-    /// removed the node (then `ErrUnknownNode` is ignored).
-    fn detach_step(
-        &mut self,
-        volume: VolumeId,
-        node: NodeId,
-        id: AllocId,
-    ) -> Result<Event, String> {
-        let state = &self.nodes[node.index()];
-        if self.client_reachable(node) {
-            if self.node_plugin_stopped(id, volume) {
-                let plugin = self.scenario.volumes[volume.index()].plugin;
-                return Err(format!(
-                    "CSI plugin {} is not running on client {}",
-                    self.scenario.plugins[plugin.index()].name,
-                    self.node_name(node)
-                ));
-            }
-            return Ok(Event::NodeDetach(id, volume));
-        }
-        if state.status == NodeStatus::Down {
-            let cluster = &self.scenario.cluster;
-            let interval = cluster.node_gc_interval.0;
-            let eligible = state.down_since + cluster.node_gc_threshold;
-            let collected = self.now().0 >= eligible.0.div_ceil(interval) * interval;
-            if self.behaviour.release.skips_down_node_detach || collected {
-                return Ok(Event::ControllerDetach(id, volume));
-            }
-        }
-        Err("rpc error: No path to node".to_string())
     }
 
     fn record_detach(&mut self, volume: VolumeId, node: NodeId, detail: String) {

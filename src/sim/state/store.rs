@@ -158,6 +158,16 @@ pub struct PendingFailures {
     pub node: u32,
 }
 
+impl PendingFailures {
+    /// The count of one stage.
+    pub fn of_mut(&mut self, stage: crate::model::scenario::PublishStage) -> &mut u32 {
+        match stage {
+            crate::model::scenario::PublishStage::Controller => &mut self.controller,
+            crate::model::scenario::PublishStage::Node => &mut self.node,
+        }
+    }
+}
+
 impl VolumeState {
     /// The claims the fix's scheduler sees: every claim not yet freed
     /// plus every live allocation that will claim.

@@ -24,7 +24,7 @@
 //!   commits, where Nomad's client kills it only after it has pulled the
 //!   update, so checking at the end would lose every race.
 
-use crate::model::ids::{AllocId, NodeId, VolumeId};
+use crate::model::ids::{AllocId, NodeId, PluginId, VolumeId};
 use crate::sim::server::drainer::drain_state::PluginMark;
 use crate::sim::simulation::Simulation;
 use crate::sim::trace::{TraceKind, TraceRecord};
@@ -56,45 +56,13 @@ impl Simulation<'_> {
     pub(crate) fn node_plugin_stopped(&mut self, id: AllocId, volume: VolumeId) -> bool {
         let node = self.allocs[id.index()].node;
         let plugin = self.scenario.volumes[volume.index()].plugin;
-        if self.node_plugin_restarting(node, plugin) {
-            let detail = format!(
-                "CSI plugin {} is restarting on client {}",
-                self.scenario.plugins[plugin.index()].name,
-                self.node_name(node)
-            );
-            let alloc = &self.allocs[id.index()];
-            let (group, index) = (alloc.group, alloc.index);
-            self.record(|t| {
-                TraceRecord::new(t, TraceKind::NodeDetachFailed)
-                    .alloc(group, index)
-                    .node(node)
-                    .volume(volume)
-                    .detail(detail)
-            });
-            return true;
-        }
-        let slot = self.scenario.nodes[node.index()]
-            .csi_plugins
-            .iter()
-            .position(|p| p.plugin == plugin && p.from_job);
-        let Some(slot) = slot else {
+        let Some((state, cause)) = self.node_plugin_down(node, plugin) else {
             return false;
         };
-        if self.nodes[node.index()].plugin_providers[slot] > 0 {
-            return false;
-        }
-        let drained = self.plugin_stopped_by(node, plugin.index());
         let detail = format!(
-            "CSI plugin {} is not running on client {}{}",
+            "CSI plugin {} is {state} on client {}{cause}",
             self.scenario.plugins[plugin.index()].name,
-            self.node_name(node),
-            match drained {
-                Some(PluginMark::Done) => " (stopped by the drain once the node was done)",
-                Some(PluginMark::Deadline) => " (stopped at the drain's deadline)",
-                Some(PluginMark::Forced) => " (stopped by a forced drain)",
-                Some(PluginMark::Migrating) => " (migrated by the drain)",
-                None => "",
-            }
+            self.node_name(node)
         );
         let alloc = &self.allocs[id.index()];
         let (group, index) = (alloc.group, alloc.index);
@@ -106,6 +74,33 @@ impl Simulation<'_> {
                 .detail(detail)
         });
         true
+    }
+
+    /// Why `plugin`'s node plugin on `node` cannot unpublish: restarting,
+    /// or not running, with what stopped it if a drain did.
+    fn node_plugin_down(
+        &self,
+        node: NodeId,
+        plugin: PluginId,
+    ) -> Option<(&'static str, &'static str)> {
+        if self.node_plugin_restarting(node, plugin) {
+            return Some(("restarting", ""));
+        }
+        let slot = self.scenario.nodes[node.index()]
+            .csi_plugins
+            .iter()
+            .position(|p| p.plugin == plugin && p.from_job)?;
+        if self.nodes[node.index()].plugin_providers[slot] > 0 {
+            return None;
+        }
+        let cause = match self.plugin_stopped_by(node, plugin.index()) {
+            Some(PluginMark::Done) => " (stopped by the drain once the node was done)",
+            Some(PluginMark::Deadline) => " (stopped at the drain's deadline)",
+            Some(PluginMark::Forced) => " (stopped by a forced drain)",
+            Some(PluginMark::Migrating) => " (migrated by the drain)",
+            None => "",
+        };
+        Some(("not running", cause))
     }
 
     /// Why the drainer stopped the latest terminal allocation that ran

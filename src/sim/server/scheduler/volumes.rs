@@ -145,11 +145,7 @@ impl Simulation<'_> {
         let node_spec = &self.scenario.nodes[node.index()];
         let node_state = &self.nodes[node.index()];
         let plugin = volume_spec.plugin;
-        let Some(slot) = node_spec
-            .csi_plugins
-            .iter()
-            .position(|p| p.plugin == plugin)
-        else {
+        let Some(slot) = node_spec.plugin_slot(plugin) else {
             return Err(FilterReason::CsiPluginMissing { plugin, node });
         };
         if !node_state.plugin_present[slot] {
