@@ -17,7 +17,7 @@ pub mod corpus;
 pub mod expected;
 pub mod outcome;
 
-pub use classify::{Class, classify};
+pub use classify::{Class, RESAMPLE_SEEDS, classify, classify_resampled};
 pub use corpus::{
     Verdict, against_known, corpora, known_file, known_keys, run_corpus, summary_table,
 };
