@@ -53,7 +53,7 @@ impl Simulation<'_> {
         };
         let status = self.jobs[job.index()].status;
         if status != JobStatus::Registered {
-            plan.stops = self.live_allocs_of(job).collect();
+            plan.stops = self.live_allocs_of(job);
             return plan;
         }
         if self.scenario.jobs[job.index()].is_system() {

@@ -237,15 +237,19 @@ impl Simulation<'_> {
         map_order(inserted, &mut self.group_rng)
     }
 
-    pub(crate) fn live_allocs_of(&self, job: JobId) -> impl Iterator<Item = AllocId> + '_ {
-        let state = &self.jobs[job.index()];
-        state
-            .latest
-            .iter()
-            .flat_map(|slots| slots.values().copied())
-            .chain(state.canaries.iter().copied())
-            .chain(state.displaced.iter().copied())
-            .filter(|&id| self.allocs[id.index()].is_live())
+    /// Every live allocation of `job`, in allocation-ID order: from the
+    /// live index, not the slots, so an unknown allocation on a
+    /// disconnected client that has been replaced (no longer in any slot)
+    /// is stopped with its job too (Nomad's reconciler stops every
+    /// non-terminal allocation of a stopped job: reconcile.go `handleStop`).
+    pub(crate) fn live_allocs_of(&self, job: JobId) -> Vec<AllocId> {
+        let groups = self.scenario.jobs[job.index()].groups.len();
+        let mut out: Vec<AllocId> = (0..groups)
+            .flat_map(|g| self.live.of_group(GroupRef::new(job, g)))
+            .map(|&(id, _)| id)
+            .collect();
+        out.sort_unstable();
+        out
     }
 }
 
