@@ -33,6 +33,54 @@ pub fn shown(text: &str) -> String {
     }
 }
 
+/// Text on one line of a terminal: every control character (C0, DEL, C1)
+/// and bidirectional override written as an escape (`\n`, `\t`, `\r`,
+/// `\u{1b}`), everything else as it is, nothing cut. Every message plansim
+/// prints that may quote user data (a path, a name, a value, a label) goes
+/// through this once, at its display ([`crate::scenario::LoadError`]), so a
+/// newline in a file name cannot forge an output line and an ESC cannot
+/// start a terminal sequence.
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(forbidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if forbidden(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// At most 40 ASCII letters, digits, `_`, `-` and `.`: the shape of every
+/// field and column name plansim reads.
+pub fn is_field_name(key: &str) -> bool {
+    (1..=40).contains(&key.len())
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// A key found where a field or column name was expected, as a message
+/// quotes it: itself in quotes when it has a name's shape, else only its
+/// length, so a line of some other file given by mistake (a password hash,
+/// an API key) is never repeated back.
+pub fn echoed_key(key: &str) -> String {
+    if is_field_name(key) {
+        format!("\"{key}\"")
+    } else {
+        format!(
+            "a key of {} characters that is no field name",
+            key.chars().count()
+        )
+    }
+}
+
 /// Why `name` cannot be used, if it cannot: what was found, where in the
 /// name, and what to write instead (callers prefix the field's path).
 pub fn check(name: &str) -> Result<(), String> {
@@ -140,6 +188,24 @@ pub fn csv_cell(cell: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_line_escapes_what_could_forge_a_line_or_drive_a_terminal() {
+        assert_eq!(one_line("plain text: ok"), "plain text: ok");
+        assert_eq!(
+            one_line("a\nFORGED\u{1b}[31m\t\r\u{7f}\u{202e}x"),
+            "a\\nFORGED\\u{1b}[31m\\t\\r\\u{7f}\\u{202e}x"
+        );
+        assert!(!one_line("\u{85}\u{2066}").chars().any(forbidden));
+    }
+
+    #[test]
+    fn a_key_with_no_name_shape_is_not_echoed() {
+        assert_eq!(echoed_key("placed"), "\"placed\"");
+        let secret = "API_KEY=sk-live-0123456789";
+        assert!(!echoed_key(secret).contains("sk-live"), "{}", echoed_key(secret));
+        assert!(!echoed_key(&"a".repeat(41)).contains("aaa"));
+    }
 
     #[test]
     fn refuses_control_characters_and_long_names() {

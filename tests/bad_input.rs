@@ -45,6 +45,11 @@ fn check_snapshots(files: Vec<PathBuf>, message: fn(&Path) -> String) {
             file.display()
         );
         assert!(!actual.contains("panicked"), "{}", file.display());
+        assert!(
+            !actual.chars().any(char::is_control),
+            "{}: a control character reaches the terminal raw: {actual:?}",
+            file.display()
+        );
         if bless {
             std::fs::write(expected_path(&file), format!("{actual}\n")).unwrap();
             continue;

@@ -93,8 +93,9 @@ pub fn parse(bytes: &[u8], label: &str) -> Result<ResultsTable, String> {
             Some(actual) if actual == expected => {}
             Some(actual) => {
                 return Err(format!(
-                    "{label}: column {} is \"{actual}\" but summary.csv has \"{expected}\" there (required columns, in order: {}; see docs/results-format.md)",
+                    "{label}: column {} is {} but summary.csv has \"{expected}\" there (required columns, in order: {}; see docs/results-format.md)",
                     index + 1,
+                    crate::names::echoed_key(actual),
                     required.join(",")
                 ));
             }

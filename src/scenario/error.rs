@@ -5,6 +5,7 @@ use std::fmt;
 use serde_saphyr::Location;
 
 use super::limits;
+use crate::names::{echoed_key, is_field_name, one_line};
 
 /// A bad input. Printed as `FILE:LINE:COLUMN: message` when the position is
 /// known, otherwise `FILE: message` with the field path inside the message.
@@ -33,11 +34,14 @@ impl Position {
 
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // File names and messages quote user data: escaped here, once,
+        // for every error and warning printed (names::one_line).
+        let (file, message) = (one_line(&self.file), one_line(&self.message));
         match self.position {
             Some(Position { line, column }) => {
-                write!(f, "{}:{}:{}: {}", self.file, line, column, self.message)
+                write!(f, "{file}:{line}:{column}: {message}")
             }
-            None => write!(f, "{}: {}", self.file, self.message),
+            None => write!(f, "{file}: {message}"),
         }
     }
 }
@@ -152,6 +156,26 @@ fn clean_yaml_message(message: &str, uses_aliases: bool) -> String {
                 format!("YAML budget exceeded ({other}): too large, or aliases that expand too far")
             }
         };
+    }
+    unechoed_key(message)
+}
+
+/// serde quotes an unknown key back (`unknown field `KEY`, expected ...`).
+/// A key that is no field name (a line of some other file given as a
+/// scenario: a password hash, an API key) is not repeated: only its length.
+fn unechoed_key(message: String) -> String {
+    for prefix in ["unknown field `", "unknown variant `"] {
+        let Some(rest) = message.strip_prefix(prefix) else {
+            continue;
+        };
+        let Some((key, after)) = rest.split_once('`') else {
+            continue;
+        };
+        if is_field_name(key) {
+            return message;
+        }
+        let what = prefix.trim_end_matches(" `");
+        return format!("{what}: {}{after}", echoed_key(key));
     }
     message
 }
