@@ -589,3 +589,60 @@ fn regenerate_script_honours_cargo_target_dir() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A panic (a bug) prints one paragraph, not Rust's message and backtrace,
+/// writes a crash file in the temp dir and exits 101; when the file cannot
+/// be written the paragraph says so. The panic is forced with the test-only
+/// PLANSIM_TEST_PANIC (src/cli/crash.rs says why it exists): no input
+/// should be able to make plansim panic.
+#[test]
+fn a_panic_prints_one_paragraph_and_writes_a_crash_file() {
+    let tmp = common::temp_dir("crash");
+    let run = |tmpdir: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_plansim"))
+            .args(["run", "my scenario's.yaml", "--quiet"])
+            .env("PLANSIM_TEST_PANIC", "1")
+            .env("RUST_BACKTRACE", "1")
+            .env("TMPDIR", tmpdir)
+            .output()
+            .unwrap()
+    };
+    let output = run(&tmp);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(101), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one paragraph: {stderr}");
+    assert!(stderr.starts_with("plansim: internal error: PLANSIM_TEST_PANIC is set"));
+    assert!(stderr.contains("This is a bug in plansim"), "{stderr}");
+    assert!(!stderr.contains("panicked at"), "{stderr}");
+    assert!(!stderr.contains("stack backtrace"), "{stderr}");
+    let files = files_in(&tmp);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let crash = tmp.join(&files[0]);
+    assert!(files[0].starts_with("plansim-crash-"), "{files:?}");
+    assert!(stderr.contains(&crash.display().to_string()), "{stderr}");
+    let report = std::fs::read_to_string(&crash).unwrap();
+    assert!(
+        report.contains("message: PLANSIM_TEST_PANIC is set"),
+        "{report}"
+    );
+    assert!(report.contains("location: src/cli/crash.rs:"), "{report}");
+    assert!(
+        report.contains(&format!("version: plansim {}", env!("CARGO_PKG_VERSION"))),
+        "{report}"
+    );
+    assert!(
+        report.contains(r" run 'my scenario'\''s.yaml' --quiet"),
+        "{report}"
+    );
+
+    let missing = tmp.join("no-such-dir");
+    let output = run(&missing);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(101), "{stderr}");
+    assert!(
+        stderr.contains("No crash file could be written ("),
+        "{stderr}"
+    );
+    assert!(!missing.exists());
+    std::fs::remove_dir_all(tmp).unwrap();
+}

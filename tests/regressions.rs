@@ -1,10 +1,13 @@
 //! Every input that ever broke plansim (from fuzzing or property tests) is
 //! kept in fuzz/regressions/ and replayed with the fuzz target's checks:
 //! it loads or is refused cleanly, and if it loads every policy runs with
-//! every invariant checked, plan-aware without violations or refused claims.
+//! every invariant checked, plan-aware without violations or refused claims,
+//! and `plansim hunt`'s `no-lost-claims` holds (some came from hunts).
 
 mod common;
 
+use plansim::hunt::Property;
+use plansim::hunt::property::{Runs, check};
 use plansim::model::policy::Policy;
 
 #[test]
@@ -25,5 +28,7 @@ fn every_regression_input_stays_fixed() {
                 assert_eq!(output.metrics.claim_failures, 0, "{}", file.display());
             }
         }
+        let lost = check(Property::NoLostClaims, &mut Runs::new(&scenario));
+        assert!(lost.is_none(), "{}: {lost:?}", file.display());
     }
 }

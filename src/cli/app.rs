@@ -104,6 +104,10 @@ enum CompletionShell {
 }
 
 pub fn main() -> ExitCode {
+    // A panic (a bug) prints one paragraph and writes a crash file, then
+    // exits 101 as before.
+    super::crash::install();
+    super::crash::test_panic_if_asked();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

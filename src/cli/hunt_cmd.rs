@@ -129,11 +129,19 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     // itself never reads it.
     #[allow(clippy::disallowed_methods)]
     let started = std::time::Instant::now();
-    let search = session.search(runs, |progress| {
-        bar.set_position(progress.tried);
-        bar.set_message(format!("{} failing", progress.failing));
-        time_limit.is_none_or(|limit| started.elapsed() < limit)
-    });
+    // Asked before every scenario, not only between batches of 1,024: a
+    // batch of slow scenarios (mutants of a large one) would otherwise run
+    // on for minutes past a DURATION budget.
+    let spent = || time_limit.is_some_and(|limit| started.elapsed() >= limit);
+    let search = session.search(
+        runs,
+        |progress| {
+            bar.set_position(progress.tried);
+            bar.set_message(format!("{} failing", progress.failing));
+            !spent()
+        },
+        &spent,
+    );
     bar.finish_and_clear();
     let searched = started.elapsed();
     let outcome = session.finish(&search)?;

@@ -3,6 +3,7 @@
 
 mod app;
 mod args;
+mod crash;
 mod diff_cmd;
 mod explain_cmd;
 mod hunt_cmd;

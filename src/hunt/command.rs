@@ -107,10 +107,17 @@ impl HuntSession {
         }
     }
 
-    /// Checks up to `runs` scenarios, asking `keep_going` after each batch.
-    pub fn search(&self, runs: u64, keep_going: impl FnMut(Progress) -> bool + Send) -> Search {
+    /// Checks up to `runs` scenarios, asking `keep_going` after each batch
+    /// and `stop` before each scenario (see `Hunt::search_until`).
+    pub fn search(
+        &self,
+        runs: u64,
+        keep_going: impl FnMut(Progress) -> bool + Send,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Search {
         let hunt = self.hunt();
-        self.pool.install(|| hunt.search(runs, keep_going))
+        self.pool
+            .install(|| hunt.search_until(runs, keep_going, stop))
     }
 
     /// Shrinks the search's first failures, writes them (each checked to

@@ -13,9 +13,11 @@
 //! - `report.rs`: the YAML a finding is written as, with its header.
 //!
 //! Pure: no files, no terminal, no clock. Scenario `i` depends only on the
-//! seed and `i`; scenarios are checked in batches of [`BATCH`], and the
-//! search stops only between batches, so with a budget in runs the same
-//! seed finds and shrinks the same scenarios on any number of threads.
+//! seed and `i`; scenarios are checked in batches of [`BATCH`], and a
+//! budget in runs stops the search only between batches, so the same seed
+//! finds and shrinks the same scenarios on any number of threads. A caller
+//! with a wall-clock budget also gives [`Hunt::search_until`] a `stop` it
+//! asks before each scenario, so a slow batch cannot outlast the budget.
 
 pub mod command;
 pub mod generate;
@@ -138,7 +140,21 @@ impl Hunt<'_> {
     /// Checks scenarios 0, 1, ... in batches until `budget` scenarios are
     /// checked, every property has a failure, or `keep_going` (asked after
     /// each batch) says stop. Batches run on the current rayon pool.
-    pub fn search(&self, budget: u64, mut keep_going: impl FnMut(Progress) -> bool) -> Search {
+    pub fn search(&self, budget: u64, keep_going: impl FnMut(Progress) -> bool) -> Search {
+        self.search_until(budget, keep_going, &|| false)
+    }
+
+    /// [`Hunt::search`], also asking `stop` before each scenario: once it
+    /// says stop, the scenarios of the batch not yet started are skipped
+    /// (not counted as tried) and the search ends after the batch. Which
+    /// scenarios were checked then depends on when `stop` turned, so only
+    /// a `stop` that never does (a budget in runs) is reproducible.
+    pub fn search_until(
+        &self,
+        budget: u64,
+        mut keep_going: impl FnMut(Progress) -> bool,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Search {
         let mut results: Vec<PropertyResult> = self
             .properties
             .iter()
@@ -152,13 +168,22 @@ impl Hunt<'_> {
             tried: 0,
             failing: 0,
         };
-        while progress.tried < budget {
-            let end = budget.min(progress.tried + BATCH);
-            let failures: Vec<(u64, Vec<Failure>)> = (progress.tried..end)
+        let mut next = 0;
+        while next < budget {
+            let end = budget.min(next + BATCH);
+            let checked: Vec<(u64, Option<Vec<Failure>>)> = (next..end)
                 .into_par_iter()
-                .map(|index| (index, self.check(&self.scenario(index).0)))
+                .map(|index| {
+                    (
+                        index,
+                        (!stop()).then(|| self.check(&self.scenario(index).0)),
+                    )
+                })
                 .collect();
-            for (index, found) in failures {
+            let stopped = checked.iter().any(|(_, found)| found.is_none());
+            for (index, found) in checked {
+                let Some(found) = found else { continue };
+                progress.tried += 1;
                 if !found.is_empty() {
                     progress.failing += 1;
                 }
@@ -171,9 +196,9 @@ impl Hunt<'_> {
                     slot.first.get_or_insert((index, failure));
                 }
             }
-            progress.tried = end;
+            next = end;
             let all_found = results.iter().all(|r| r.first.is_some());
-            if !keep_going(progress) || all_found {
+            if !keep_going(progress) || all_found || stopped {
                 break;
             }
         }

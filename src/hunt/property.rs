@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use super::release::{ClaimLife, Path, Releases};
 use crate::model::access::{AccessMode, ClaimMode};
 use crate::model::expect::Expectation;
-use crate::model::ids::{GroupRef, JobId, NodeId, VolumeId};
+use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::metrics::Metrics;
 use crate::model::policy::Policy;
 use crate::model::release::Release;
@@ -372,9 +372,15 @@ fn over_attached(scenario: &Scenario, trace: &[TraceRecord]) -> bool {
 }
 
 /// An allocation as the trace names it: group, index and node. A
-/// replacement reuses its predecessor's index, never while both are live on
-/// one node, so claims are matched oldest first.
+/// replacement reuses its predecessor's index, even on its node while the
+/// predecessor's claim is still held (its unmount may even fail, stranding
+/// it, while the replacement's is freed), so rows are matched by the
+/// allocation's id as well when they carry it (every run's trace does);
+/// without it (a trace read back) claims are matched oldest first.
 type AllocKey = (GroupRef, u32, NodeId);
+
+/// The allocation a row is about: its name and, if the row says, its id.
+type Owner = (AllocKey, Option<AllocId>);
 
 /// A claim that outlived its allocation by more than the pinned release's
 /// release machinery explains.
@@ -411,7 +417,7 @@ fn claim_lives(trace: &[TraceRecord]) -> (Vec<ClaimLife>, Vec<AllocKey>) {
     let mut owners: Vec<AllocKey> = Vec::new();
     // Open claims per allocation and volume, oldest first, as indexes into
     // `claims`.
-    let mut open: BTreeMap<(AllocKey, VolumeId), VecDeque<usize>> = BTreeMap::new();
+    let mut open: BTreeMap<(Owner, VolumeId), VecDeque<usize>> = BTreeMap::new();
     for record in trace {
         let (Some(group), Some(index), Some(node)) =
             (record.group, record.alloc_index, record.node)
@@ -419,10 +425,11 @@ fn claim_lives(trace: &[TraceRecord]) -> (Vec<ClaimLife>, Vec<AllocKey>) {
             continue;
         };
         let key = (group, index, node);
+        let owner = (key, record.alloc_id);
         match record.kind {
             TraceKind::ClaimGranted => {
                 if let Some(volume) = record.volume {
-                    open.entry((key, volume))
+                    open.entry((owner, volume))
                         .or_default()
                         .push_back(claims.len());
                     owners.push(key);
@@ -438,20 +445,20 @@ fn claim_lives(trace: &[TraceRecord]) -> (Vec<ClaimLife>, Vec<AllocKey>) {
             }
             TraceKind::ClaimReleased => {
                 if let Some(volume) = record.volume
-                    && let Some(i) = open.get_mut(&(key, volume)).and_then(VecDeque::pop_front)
+                    && let Some(i) = open.get_mut(&(owner, volume)).and_then(VecDeque::pop_front)
                 {
                     claims[i].released = Some(record.time);
                 }
             }
             TraceKind::NodeDetachFailed => {
                 if let Some(volume) = record.volume
-                    && let Some(&i) = open.get(&(key, volume)).and_then(VecDeque::front)
+                    && let Some(&i) = open.get(&(owner, volume)).and_then(VecDeque::front)
                 {
                     claims[i].stranded = true;
                 }
             }
             TraceKind::Failed | TraceKind::Complete | TraceKind::Lost | TraceKind::Stopped => {
-                for (_, held) in open.range((key, VolumeId(0))..=(key, VolumeId(u32::MAX))) {
+                for (_, held) in open.range((owner, VolumeId(0))..=(owner, VolumeId(u32::MAX))) {
                     for &i in held {
                         claims[i].terminal.get_or_insert(record.time);
                     }
@@ -622,6 +629,49 @@ mod tests {
         assert!(lost(&late).is_none());
         // Live at the horizon: held, not lost.
         assert!(lost(&[granted]).is_none());
+    }
+
+    /// Issue 28: a replacement placed on its predecessor's node has its
+    /// name. The predecessor stopped first, the replacement then claimed the
+    /// volume, failed, and its unmount found the plugin gone (stranded)
+    /// while the predecessor's claim was freed. Matched by id, nothing is
+    /// lost; matched by name oldest first, the release went to the
+    /// predecessor and the replacement's claim looked lost. And by id a
+    /// claim the name would have let a younger release cover is found.
+    #[test]
+    fn claims_of_two_allocations_of_one_name_are_told_apart_by_id() {
+        let mut scenario = generate(0, 0);
+        scenario.horizon = Millis(100_000);
+        let lost = |trace: &[TraceRecord]| lost_claim(&scenario, &NOMAD_2_0_5, trace);
+        let of = |r: TraceRecord, id: u32| r.id(AllocId(id));
+        let stranded = [
+            of(record(1_000, TraceKind::ClaimGranted, Some(0)), 1),
+            of(record(2_000, TraceKind::Stopped, None), 1),
+            of(record(2_000, TraceKind::ClaimGranted, Some(0)), 2),
+            of(record(3_000, TraceKind::NodeDetachFailed, Some(0)), 2),
+            of(record(3_000, TraceKind::Failed, None), 2),
+            of(record(5_000, TraceKind::ClaimReleased, Some(0)), 1),
+        ];
+        assert!(lost(&stranded).is_none());
+        let by_name: Vec<TraceRecord> = stranded
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                r.alloc_id = None;
+                r
+            })
+            .collect();
+        assert!(lost(&by_name).is_some(), "the name alone misattributes");
+
+        // The replacement's claim freed, the predecessor's never.
+        let predecessor_kept = [
+            of(record(1_000, TraceKind::ClaimGranted, Some(0)), 1),
+            of(record(2_000, TraceKind::Stopped, None), 1),
+            of(record(2_000, TraceKind::ClaimGranted, Some(0)), 2),
+            of(record(3_000, TraceKind::ClaimReleased, Some(0)), 2),
+        ];
+        let found = lost(&predecessor_kept).expect("the predecessor's claim is lost");
+        assert_eq!(found.terminal_at, Millis(2_000));
     }
 
     /// A down node's claim waits for the claim GC (2.0.5, skipping a volume

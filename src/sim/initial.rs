@@ -133,6 +133,7 @@ impl Simulation<'_> {
         self.record(|t| {
             TraceRecord::new(t, TraceKind::Failed)
                 .alloc(group, index)
+                .id(id)
                 .node(node)
                 .detail("initial allocation")
         });

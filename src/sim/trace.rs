@@ -2,7 +2,7 @@
 //! hold ids; the report layer turns them into names.
 
 use crate::model::access::{ClaimCounts, ClaimMode};
-use crate::model::ids::{GroupRef, JobId, NodeId, VolumeId};
+use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::time::Millis;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +128,13 @@ pub struct TraceRecord {
     pub node: Option<NodeId>,
     pub volume: Option<VolumeId>,
     pub detail: String,
+    /// The allocation's id, on the rows the claim bookkeeping reads
+    /// (`claim_granted`, `claim_released`, `node_detach_failed` and the
+    /// terminal rows): a replacement placed on its predecessor's node has
+    /// its name, and the predecessor's claim may outlast the replacement's
+    /// (a stranded unmount), so the name alone cannot say whose claim a row
+    /// is about. Not part of the trace CSV (`None` for a row read back).
+    pub alloc_id: Option<AllocId>,
     /// What the scheduler saw when it decided a placement: one entry on a
     /// `placed` or `infeasible` row, one per refused placement on a
     /// `plan_rejected` row; empty elsewhere. Filled only when tracing, for
@@ -146,6 +153,7 @@ impl TraceRecord {
             node: None,
             volume: None,
             detail: String::new(),
+            alloc_id: None,
             seen: Vec::new(),
         }
     }
@@ -159,6 +167,12 @@ impl TraceRecord {
         self.job = Some(group.job);
         self.group = Some(group);
         self.alloc_index = Some(index);
+        self
+    }
+
+    /// The allocation's id as well (see `alloc_id`).
+    pub fn id(mut self, id: AllocId) -> Self {
+        self.alloc_id = Some(id);
         self
     }
 

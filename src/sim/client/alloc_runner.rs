@@ -303,6 +303,7 @@ impl Simulation<'_> {
         self.record(|t| {
             TraceRecord::new(t, TraceKind::ClaimGranted)
                 .alloc(group, index)
+                .id(id)
                 .node(node)
                 .volume(volume)
                 .detail(mode.name())
@@ -530,6 +531,7 @@ impl Simulation<'_> {
         self.record(|t| {
             TraceRecord::new(t, kind)
                 .alloc(group, index)
+                .id(id)
                 .node(node)
                 .detail(detail)
         });
@@ -775,6 +777,7 @@ impl Simulation<'_> {
         self.record(|t| {
             TraceRecord::new(t, TraceKind::ClaimReleased)
                 .alloc(group, index)
+                .id(id)
                 .node(claim.node)
                 .volume(volume)
                 .detail(claim.mode.name())

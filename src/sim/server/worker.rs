@@ -39,6 +39,11 @@ impl Simulation<'_> {
     /// `scheduler_latency` later; other workers may plan from the same state
     /// in between, which is how concurrent workers double-claim.
     pub(crate) fn dispatch(&mut self) {
+        if self.broker.held {
+            // A worker is planning or its plan is being applied: the
+            // evaluation waits until it is done (see `EvalBroker::held`).
+            return;
+        }
         while let Some(worker) = self.workers.iter().position(Option::is_none) {
             let Some((_, job)) = self.broker.ready.pop_first() else {
                 return;
@@ -52,7 +57,9 @@ impl Simulation<'_> {
                     .job(job)
                     .detail(format!("worker {worker}, attempt 1"))
             });
+            self.broker.held = true;
             let plan = self.schedule(job, 0);
+            self.broker.held = false;
             self.workers[worker] = Some(plan);
             self.after(
                 self.scenario.cluster.scheduler_latency,
@@ -62,6 +69,18 @@ impl Simulation<'_> {
     }
 
     pub(crate) fn plan_submitted(&mut self, worker: usize) {
+        // The worker stays busy until its plan is applied and, if the
+        // applier refused part of it, its retry planned: what the plan's
+        // stops and failures enqueue waits for it.
+        self.broker.held = true;
+        self.apply_submitted(worker);
+        self.broker.held = false;
+        self.dispatch();
+    }
+
+    /// Applies worker `worker`'s plan, then retries the evaluation on the
+    /// same worker or lets the worker go (`broker.held` is set throughout).
+    fn apply_submitted(&mut self, worker: usize) {
         let plan = self.workers[worker]
             .take()
             .expect("a busy worker has a plan");
@@ -108,6 +127,5 @@ impl Simulation<'_> {
         if std::mem::take(&mut self.jobs[job.index()].eval_dirty) {
             self.enqueue_eval(job);
         }
-        self.dispatch();
     }
 }

@@ -69,6 +69,7 @@ impl Simulation<'_> {
         self.record(|t| {
             TraceRecord::new(t, TraceKind::NodeDetachFailed)
                 .alloc(group, index)
+                .id(id)
                 .node(node)
                 .volume(volume)
                 .detail(detail)
