@@ -494,7 +494,11 @@ fn stale_traces_are_removed_and_nothing_else() {
         .iter()
         .map(|p| format!("trace-csi-single-reader-count2-{p}-2.csv"))
         .chain(keep.iter().map(|k| k.to_string()))
-        .chain(["comparison.md".to_string(), "summary.csv".to_string()])
+        .chain([
+            ".plansim-output".to_string(),
+            "comparison.md".to_string(),
+            "summary.csv".to_string(),
+        ])
         .collect();
     expected.sort();
     assert_eq!(files_in(&out), expected);
@@ -504,7 +508,11 @@ fn stale_traces_are_removed_and_nothing_else() {
     let mut expected: Vec<String> = keep
         .iter()
         .map(|k| k.to_string())
-        .chain(["comparison.md".to_string(), "summary.csv".to_string()])
+        .chain([
+            ".plansim-output".to_string(),
+            "comparison.md".to_string(),
+            "summary.csv".to_string(),
+        ])
         .collect();
     expected.sort();
     assert_eq!(files_in(&out), expected);
