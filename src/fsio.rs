@@ -3,8 +3,8 @@
 //! so none can be a FIFO that blocks forever, a device that never ends
 //! (`/dev/zero`) or a file larger than its limit.
 //!
-//! Every file read is also remembered, by device and inode, as one of this
-//! process's inputs: the output rules (`report::outdir`) never replace one,
+//! Every file read is also remembered, by device and inode (and its size
+//! and modification time as read), as one of this process's inputs: the output rules (`report::outdir`) never replace one,
 //! whatever path names it (`import nomad snap -o snap/nodes.json`), and
 //! [`check_replace`] is the check every write makes before it replaces a
 //! file.
@@ -75,15 +75,26 @@ pub fn read_text_limited(path: &Path, limit: u64, limit_name: &str) -> Result<St
     })
 }
 
-/// The inputs read so far, as (device, inode).
-static INPUTS: std::sync::Mutex<std::collections::BTreeSet<(u64, u64)>> =
+/// A file as it was read: device and inode, and its size and modification
+/// time, so that an input deleted while plansim runs is not mistaken for
+/// the new file that reuses its inode.
+type Identity = (u64, u64, u64, i64, i64);
+
+/// The inputs read so far.
+static INPUTS: std::sync::Mutex<std::collections::BTreeSet<Identity>> =
     std::sync::Mutex::new(std::collections::BTreeSet::new());
 
-fn identity(metadata: &std::fs::Metadata) -> Option<(u64, u64)> {
+fn identity(metadata: &std::fs::Metadata) -> Option<Identity> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        Some((metadata.dev(), metadata.ino()))
+        // A directory's size and time change as files come and go in it.
+        let (len, secs, nanos) = if metadata.is_dir() {
+            (0, 0, 0)
+        } else {
+            (metadata.len(), metadata.mtime(), metadata.mtime_nsec())
+        };
+        Some((metadata.dev(), metadata.ino(), len, secs, nanos))
     }
     #[cfg(not(unix))]
     {
@@ -92,7 +103,7 @@ fn identity(metadata: &std::fs::Metadata) -> Option<(u64, u64)> {
     }
 }
 
-fn inputs() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<(u64, u64)>> {
+fn inputs() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<Identity>> {
     INPUTS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)

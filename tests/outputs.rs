@@ -299,11 +299,15 @@ fn merge_refuses_an_interrupted_shard_and_a_shard_as_output() {
         out
     };
     let (one, two) = (shard("1/2", "shard1"), shard("2/2", "shard2"));
-    // Shard 2 interrupted: its journal lost its last runs.
+    // Shard 2 interrupted before its last three runs (the highest-numbered:
+    // the journal is in the order runs finished).
     let journal = two.join(".plansim-journal.csv");
     let text = std::fs::read_to_string(&journal).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    std::fs::write(&journal, lines[..lines.len() - 3].join("\n") + "\n").unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let run = |line: &&str| line.split(',').next().unwrap().parse::<usize>().unwrap();
+    lines[1..].sort_by_key(run);
+    lines.truncate(lines.len() - 3);
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
     let merged = dir.join("merged");
     let output = common::plansim(&[
         "merge",
