@@ -201,15 +201,6 @@ fn a_closed_stdout_is_not_a_crash() {
     std::fs::remove_dir_all(out).unwrap();
 }
 
-fn files_in(dir: &std::path::Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    names.sort();
-    names
-}
-
 /// `-s`, `-o`, `-q` and `-V` are the long flags' short forms.
 #[test]
 fn short_flags_work_like_long_ones() {
@@ -501,7 +492,7 @@ fn stale_traces_are_removed_and_nothing_else() {
         ])
         .collect();
     expected.sort();
-    assert_eq!(files_in(&out), expected);
+    assert_eq!(common::names_in(&out), expected);
     // Without --trace, every trace plansim wrote goes.
     let third = common::plansim(&["run", scenario, "-o", common::arg(&out), "-q"]);
     assert!(third.status.success());
@@ -515,7 +506,7 @@ fn stale_traces_are_removed_and_nothing_else() {
         ])
         .collect();
     expected.sort();
-    assert_eq!(files_in(&out), expected);
+    assert_eq!(common::names_in(&out), expected);
     std::fs::remove_dir_all(out).unwrap();
 }
 

@@ -65,15 +65,6 @@ fn is_fifo(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
 }
 
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 #[test]
 fn import_replaces_only_its_own_unedited_file() {
     let dir = common::temp_dir("out-import");
@@ -81,7 +72,7 @@ fn import_replaces_only_its_own_unedited_file() {
     std::fs::write(&user, "mine\n").unwrap();
     refused("import-user-file", &import(&user, &[]), &dir);
     assert_eq!(std::fs::read(&user).unwrap(), b"mine\n");
-    assert_eq!(names_in(&dir), ["user.yaml"], "no temporary left");
+    assert_eq!(common::names_in(&dir), ["user.yaml"], "no temporary left");
 
     // --force replaces a user's file.
     let forced = import(&user, &["--force"]);
@@ -152,7 +143,7 @@ fn import_never_replaces_a_fifo_or_a_symlink_to_a_device() {
         std::fs::read_link(&null).unwrap(),
         PathBuf::from("/dev/null")
     );
-    let mut left = names_in(&dir);
+    let mut left = common::names_in(&dir);
     left.retain(|name| name != "fifo.yaml");
     assert_eq!(left, ["null.yaml"], "no temporary left");
 }
@@ -165,7 +156,7 @@ fn report_and_hunt_refuse_a_users_file_of_the_same_name() {
     std::fs::write(report.join("index.html"), "mine").unwrap();
     let output = common::plansim(&["run", SCENARIO, "--report", common::arg(&report)]);
     refused("report-user-index", &output, &dir);
-    assert_eq!(names_in(&report), ["index.html"]);
+    assert_eq!(common::names_in(&report), ["index.html"]);
     assert_eq!(std::fs::read(report.join("index.html")).unwrap(), b"mine");
 
     let found = dir.join("found");
@@ -182,7 +173,7 @@ fn report_and_hunt_refuse_a_users_file_of_the_same_name() {
         common::arg(&found),
     ]);
     refused("hunt-user-file", &hunt, &dir);
-    assert_eq!(names_in(&found), ["validate-catches.yaml"]);
+    assert_eq!(common::names_in(&found), ["validate-catches.yaml"]);
     assert_eq!(
         std::fs::read(found.join("validate-catches.yaml")).unwrap(),
         b"mine"
@@ -201,7 +192,7 @@ fn report_and_hunt_refuse_a_users_file_of_the_same_name() {
     ]);
     assert_eq!(forced.status.code(), Some(0));
     assert_eq!(
-        names_in(&report),
+        common::names_in(&report),
         [
             "index.html",
             "notes.txt",
@@ -255,7 +246,7 @@ fn a_run_never_replaces_a_symlink_or_fifo_in_its_own_directory() {
     let out = dir.join("out");
     let first = common::plansim(&["run", SCENARIO, "--out", common::arg(&out), "--quiet"]);
     assert_eq!(first.status.code(), Some(0));
-    assert!(names_in(&out).contains(&".plansim-output".to_string()));
+    assert!(common::names_in(&out).contains(&".plansim-output".to_string()));
     std::fs::remove_file(out.join("summary.csv")).unwrap();
     std::os::unix::fs::symlink("/dev/null", out.join("summary.csv")).unwrap();
     let output = common::plansim(&["run", SCENARIO, "--out", common::arg(&out), "--force"]);
@@ -274,9 +265,11 @@ fn a_run_never_replaces_a_symlink_or_fifo_in_its_own_directory() {
         assert!(is_fifo(&out.join("comparison.md")));
     }
     assert!(
-        names_in(&out).iter().all(|name| !name.contains(".tmp-")),
+        common::names_in(&out)
+            .iter()
+            .all(|name| !name.contains(".tmp-")),
         "no temporary left: {:?}",
-        names_in(&out)
+        common::names_in(&out)
     );
 }
 
@@ -400,7 +393,7 @@ fn a_thousand_traced_seeds_fit_in_one_gib() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let names = names_in(&out);
+    let names = common::names_in(&out);
     let traces = names.iter().filter(|n| n.starts_with("trace-")).count();
     assert_eq!(traces, 3000, "1000 seeds x 3 policies");
     assert_eq!(
