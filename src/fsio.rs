@@ -2,6 +2,12 @@
 //! results given to `diff`, sweep journals) goes through [`read_limited`],
 //! so none can be a FIFO that blocks forever, a device that never ends
 //! (`/dev/zero`) or a file larger than its limit.
+//!
+//! Every file read is also remembered, by device and inode (and its size
+//! and modification time as read), as one of this process's inputs: the output rules (`report::outdir`) never replace one,
+//! whatever path names it (`import nomad snap -o snap/nodes.json`), and
+//! [`check_replace`] is the check every write makes before it replaces a
+//! file.
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
@@ -42,7 +48,9 @@ pub fn read_limited(path: &Path, limit: u64, limit_name: &str) -> Result<Vec<u8>
     let metadata = std::fs::metadata(path).map_err(open_error)?;
     check_kind(&metadata)?;
     let file = open_nonblocking(path).map_err(open_error)?;
-    check_kind(&file.metadata().map_err(open_error)?)?;
+    let opened = file.metadata().map_err(open_error)?;
+    check_kind(&opened)?;
+    note_input(&opened);
     let mut bytes = Vec::new();
     file.take(limit + 1)
         .read_to_end(&mut bytes)
@@ -65,6 +73,95 @@ pub fn read_text_limited(path: &Path, limit: u64, limit_name: &str) -> Result<St
             err.utf8_error().valid_up_to()
         ))
     })
+}
+
+/// A file as it was read: device and inode, and its size and modification
+/// time, so that an input deleted while plansim runs is not mistaken for
+/// the new file that reuses its inode.
+type Identity = (u64, u64, u64, i64, i64);
+
+/// The inputs read so far.
+static INPUTS: std::sync::Mutex<std::collections::BTreeSet<Identity>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+fn identity(metadata: &std::fs::Metadata) -> Option<Identity> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // A directory's size and time change as files come and go in it.
+        let (len, secs, nanos) = if metadata.is_dir() {
+            (0, 0, 0)
+        } else {
+            (metadata.len(), metadata.mtime(), metadata.mtime_nsec())
+        };
+        Some((metadata.dev(), metadata.ino(), len, secs, nanos))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        None
+    }
+}
+
+fn inputs() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<Identity>> {
+    INPUTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn note_input(metadata: &std::fs::Metadata) {
+    if let Some(id) = identity(metadata) {
+        inputs().insert(id);
+    }
+}
+
+/// Marks `path` (a file or a directory, symlinks followed) as one of this
+/// process's inputs, as reading it would: `merge` marks its shard
+/// directories so that none can be its output directory.
+pub fn mark_input(path: &Path) {
+    if let Ok(metadata) = std::fs::metadata(path) {
+        note_input(&metadata);
+    }
+}
+
+/// Forgets that `path` was read: a sweep's own journal, read back by
+/// `--resume`, is plansim's to replace.
+pub fn forget_input(path: &Path) {
+    if let Some(id) = std::fs::metadata(path).ok().as_ref().and_then(identity) {
+        inputs().remove(&id);
+    }
+}
+
+/// Whether `metadata` is that of a file (or directory) this process read
+/// as an input.
+pub fn is_input(metadata: &std::fs::Metadata) -> bool {
+    identity(metadata).is_some_and(|id| inputs().contains(&id))
+}
+
+/// Checks that `target` may be replaced by a file plansim wrote: absent,
+/// or a regular file (not a symlink, FIFO, socket, device or directory)
+/// that is not one of this command's inputs. `--force` never lifts this.
+pub fn check_replace(target: &Path) -> std::io::Result<()> {
+    let metadata = match std::fs::symlink_metadata(target) {
+        Ok(metadata) => metadata,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(err),
+    };
+    let what = if metadata.file_type().is_symlink() {
+        "it is a symlink"
+    } else if metadata.is_dir() {
+        "it is a directory"
+    } else if !metadata.is_file() {
+        "it is a FIFO, socket or device"
+    } else if is_input(&metadata) {
+        "it is one of this command's inputs"
+    } else {
+        return Ok(());
+    };
+    Err(std::io::Error::other(format!(
+        "refusing to replace {}: {what} (plansim replaces only regular files, never an input, even with --force)",
+        target.display()
+    )))
 }
 
 fn open_error(err: std::io::Error) -> ReadError {
@@ -142,6 +239,12 @@ mod tests {
             "file is larger than the limit of 10 bytes (LIMIT)"
         );
         assert_eq!(read_limited(&file, 11, "LIMIT").unwrap().len(), 11);
+        // Read, so an input: never replaced, until forgotten.
+        let err = check_replace(&file).unwrap_err().to_string();
+        assert!(err.contains("it is one of this command's inputs"), "{err}");
+        forget_input(&file);
+        assert!(check_replace(&file).is_ok());
+        assert!(check_replace(&dir.join("absent")).is_ok());
         assert_eq!(
             read_limited(&dir.join("absent"), 10, "LIMIT").unwrap_err(),
             ReadError::NotFound

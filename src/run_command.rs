@@ -32,6 +32,9 @@ pub struct RunRequest<'a> {
     pub report: Option<&'a Path>,
     /// `--format json`: collect the JSON document (otherwise left out).
     pub json: bool,
+    /// `--force`: write into `out` and `report` even if plansim did not
+    /// write them (the output rules: `report::outdir`).
+    pub force: bool,
 }
 
 impl<'a> RunRequest<'a> {
@@ -42,6 +45,7 @@ impl<'a> RunRequest<'a> {
         trace: bool,
         report: Option<&'a Path>,
         json: bool,
+        force: bool,
     ) -> RunRequest<'a> {
         RunRequest {
             plan: RunPlan {
@@ -54,6 +58,7 @@ impl<'a> RunRequest<'a> {
             trace,
             report,
             json,
+            force,
         }
     }
 
@@ -129,19 +134,27 @@ pub fn run_command(
     request: &RunRequest,
     observer: &mut dyn RunObserver,
 ) -> Result<RunOutcome, Vec<String>> {
-    // Claimed (locked) before anything runs; released, and removed if still
-    // empty, when this function returns.
-    let _out_dir = match request.out.map(|out| outdir::claim(out, outdir::Kind::Run)) {
-        Some(Err(message)) => return Err(vec![message]),
-        claimed => claimed,
+    // Claimed (locked) before anything runs; released when this function
+    // returns, and what a failed command wrote into a new directory removed.
+    let claim = |dir: &Path, kind| outdir::claim(dir, kind, request.force).map_err(|e| vec![e]);
+    let mut out_dir = request
+        .out
+        .map(|out| claim(out, outdir::Kind::Run))
+        .transpose()?;
+    // `--report` into the `--out` directory shares its claim.
+    let mut report_dir = match request.report {
+        Some(dir) if request.out.is_none_or(|out| !outdir::same_dir(out, dir)) => {
+            Some(claim(dir, outdir::Kind::Report)?)
+        }
+        _ => None,
     };
-    if let Some(dir) = request.report
-        && let Err(err) = std::fs::create_dir_all(dir)
-    {
-        return Err(vec![format!(
-            "{}: cannot create output directory: {err}",
-            dir.display()
-        )]);
+    // The fixed names are checked before the runs, not after them.
+    let fixed = [(request.out, "summary.csv"), (request.out, "comparison.md")]
+        .into_iter()
+        .chain([(request.report, "index.html")])
+        .filter_map(|(dir, name)| Some(dir?.join(name)));
+    for path in fixed {
+        crate::fsio::check_replace(&path).map_err(|err| vec![err.to_string()])?;
     }
     let all = run_every_scenario(scenarios, request, observer)?;
     let mut files = Outputs::new(scenarios, request);
@@ -150,7 +163,11 @@ pub fn run_command(
             .add(scenario, results, observer)
             .map_err(|e| vec![e])?;
     }
-    files.finish(observer).map_err(|e| vec![e])
+    let outcome = files.finish(observer).map_err(|e| vec![e])?;
+    for dir in out_dir.iter_mut().chain(report_dir.iter_mut()) {
+        dir.keep();
+    }
+    Ok(outcome)
 }
 
 /// Every run first: a run that hit the event cap is bad input, and bad

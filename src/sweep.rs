@@ -89,11 +89,15 @@ impl Sweep {
         out: &Path,
         shard: Shard,
         resume: bool,
+        force: bool,
     ) -> Result<Sweep, String> {
-        let out_dir = outdir::claim(out, outdir::Kind::Sweep)?;
+        let out_dir = outdir::claim(out, outdir::Kind::Sweep, force)?;
         let journal_path = out.join(journal::FILE_NAME);
         let header = header_for(&experiment, shard);
-        let (resumed, writer) = match journal::read(&journal_path)? {
+        let journal = journal::read(&journal_path)?;
+        // The sweep's own journal, not an input: plansim replaces it sorted.
+        crate::fsio::forget_input(&journal_path);
+        let (resumed, writer) = match journal {
             None => {
                 let writer = start_journal(out, &experiment, experiment_path, &header)?;
                 (BTreeMap::new(), writer)
@@ -174,6 +178,8 @@ impl Sweep {
             .journal
             .take()
             .ok_or_else(|| "this sweep already ran".to_string())?;
+        // From the first run on, the journal is work to keep (`--resume`).
+        self.out_dir.keep();
         let ran = run_all(&self.experiment, &self.todo, pool, writer, stop, progress);
         self.fresh = ran.fresh;
         let writer = ran.journal?;
@@ -593,6 +599,7 @@ fn load_inputs(dir: &Path) -> Result<(Experiment, String), String> {
 pub fn merge(
     dirs: &[PathBuf],
     out: &Path,
+    force: bool,
     pool: &rayon::ThreadPool,
     note: &mut dyn FnMut(String),
 ) -> Result<Rendered, String> {
@@ -641,12 +648,18 @@ pub fn merge(
     if let Some(missing) = missing_shards(&shards, header.runs, done.len()) {
         return Err(missing);
     }
-    let _out_dir = outdir::claim(out, outdir::Kind::Sweep)?;
+    // Every check before anything is written: a shard stopped before its
+    // end (interrupted) is refused here, leaving no output directory.
+    let runs = pool.install(|| assemble(&experiment, &done, &[], Fresh::default()))?;
+    // A shard is an input: never the output directory.
+    for dir in dirs {
+        crate::fsio::mark_input(dir);
+    }
+    let mut out_dir = outdir::claim(out, outdir::Kind::Sweep, force)?;
     write_inputs(out, &experiment, &experiment_file)?;
-    pool.install(|| {
-        let runs = assemble(&experiment, &done, &[], Fresh::default())?;
-        finish(out, &experiment, &header, &runs)
-    })
+    let rendered = pool.install(|| finish(out, &experiment, &header, &runs))?;
+    out_dir.keep();
+    Ok(rendered)
 }
 
 /// Names the shards a merge lacks ("shard 3/3 missing"), when every shard

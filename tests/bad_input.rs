@@ -346,7 +346,7 @@ fn foreign_output_directories_and_early_refusals_write_nothing() {
     assert_eq!(
         stderr_of(&output),
         format!(
-            "{}: is not empty and does not hold a plansim sweep (found index.html); choose a new or empty --out directory, or move its contents away",
+            "refusing to write into {}: not written by plansim (it holds index.html, and no .plansim-output); pass --force, or choose a new or empty directory",
             dir.display()
         )
     );

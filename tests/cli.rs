@@ -201,15 +201,6 @@ fn a_closed_stdout_is_not_a_crash() {
     std::fs::remove_dir_all(out).unwrap();
 }
 
-fn files_in(dir: &std::path::Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    names.sort();
-    names
-}
-
 /// `-s`, `-o`, `-q` and `-V` are the long flags' short forms.
 #[test]
 fn short_flags_work_like_long_ones() {
@@ -494,20 +485,28 @@ fn stale_traces_are_removed_and_nothing_else() {
         .iter()
         .map(|p| format!("trace-csi-single-reader-count2-{p}-2.csv"))
         .chain(keep.iter().map(|k| k.to_string()))
-        .chain(["comparison.md".to_string(), "summary.csv".to_string()])
+        .chain([
+            ".plansim-output".to_string(),
+            "comparison.md".to_string(),
+            "summary.csv".to_string(),
+        ])
         .collect();
     expected.sort();
-    assert_eq!(files_in(&out), expected);
+    assert_eq!(common::names_in(&out), expected);
     // Without --trace, every trace plansim wrote goes.
     let third = common::plansim(&["run", scenario, "-o", common::arg(&out), "-q"]);
     assert!(third.status.success());
     let mut expected: Vec<String> = keep
         .iter()
         .map(|k| k.to_string())
-        .chain(["comparison.md".to_string(), "summary.csv".to_string()])
+        .chain([
+            ".plansim-output".to_string(),
+            "comparison.md".to_string(),
+            "summary.csv".to_string(),
+        ])
         .collect();
     expected.sort();
-    assert_eq!(files_in(&out), expected);
+    assert_eq!(common::names_in(&out), expected);
     std::fs::remove_dir_all(out).unwrap();
 }
 

@@ -151,6 +151,7 @@ jobs:
     let pages: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "html"))
         .collect();
     assert_eq!(pages.len(), 2, "{pages:?}");
     for page in pages {
@@ -234,7 +235,8 @@ fn report_is_deterministic_and_bad_input_writes_nothing() {
     assert_eq!(common::files_under(&a), common::files_under(&b));
     assert_eq!(
         common::files_under(&a).len(),
-        common::all_scenario_files().len() + 1
+        // A page per scenario, the index and the output marker.
+        common::all_scenario_files().len() + 2
     );
     let refused = a.join("refused");
     let output = common::plansim(&[

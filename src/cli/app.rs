@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
-use super::output::{EXIT_BAD_INPUT, EXIT_OK, out};
+use super::output::{EXIT_BAD_INPUT, EXIT_OK, note_stdout, out, stdout_failed};
 
 /// Shown under every `--help`: what the exit codes mean and where the
 /// formats are described.
@@ -111,12 +111,13 @@ pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
-            let _ = err.print();
-            return ExitCode::from(if err.use_stderr() {
-                EXIT_BAD_INPUT
-            } else {
-                EXIT_OK
-            });
+            let printed = err.print();
+            if err.use_stderr() {
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+            // `--help` and `--version` go to stdout.
+            note_stdout(printed.and_then(|()| std::io::Write::flush(&mut std::io::stdout())));
+            return ExitCode::from(stdout_exit(EXIT_OK));
         }
     };
     let code = match cli.command {
@@ -131,7 +132,19 @@ pub fn main() -> ExitCode {
         Command::Explain(args) => super::explain_cmd::run(args),
         Command::Hunt(args) => super::hunt_cmd::run(args),
     };
-    ExitCode::from(code)
+    ExitCode::from(stdout_exit(code))
+}
+
+/// `code`, unless stdout could not be written (a full disk, not a reader
+/// that went away): then the error is named and the exit code is 2.
+fn stdout_exit(code: u8) -> u8 {
+    match stdout_failed() {
+        Some(message) => {
+            eprintln!("{message}");
+            EXIT_BAD_INPUT
+        }
+        None => code,
+    }
 }
 
 fn completions(shell: CompletionShell) -> u8 {

@@ -53,6 +53,9 @@ pub struct HuntArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Write into an --out directory plansim did not write (never over an input, a symlink or a non-regular file).
+    #[arg(long)]
+    force: bool,
 }
 
 /// How long a hunt goes on.
@@ -118,6 +121,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
         from: args.from.as_deref(),
         out: args.out.as_deref(),
         threads,
+        force: args.force,
     })?;
     let (runs, time_limit) = match args.budget {
         Budget::Runs(n) => (n, None),

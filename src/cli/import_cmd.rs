@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 
 use super::output::{EXIT_BAD_INPUT, EXIT_OK};
 use crate::import::nomad::{ExportFiles, import};
-use crate::report::atomic::write_atomic;
+use crate::report::outdir;
 use crate::scenario::load::read_limited;
 
 #[derive(Args, Debug)]
@@ -21,9 +21,12 @@ enum ImportSource {
     Nomad {
         /// The directory of saved responses: nodes.json, node/<id>.json, plugins.json, ...
         dir: PathBuf,
-        /// The scenario file to write.
+        /// The scenario file to write (replaced only if plansim wrote it and it is unedited).
         #[arg(short, long, value_name = "SCENARIO.yaml")]
         out: PathBuf,
+        /// Replace --out even if plansim did not write it, or it was edited (never an input, a symlink or a non-regular file).
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -31,9 +34,17 @@ enum ImportSource {
 const MAX_EXPORT_FILES: usize = 100_000;
 
 pub fn run(args: ImportArgs) -> u8 {
-    let ImportSource::Nomad { dir, out } = args.source;
+    let ImportSource::Nomad { dir, out, force } = args.source;
     let files = match read_export(&dir) {
         Ok(files) => files,
+        Err(message) => {
+            eprintln!("{message}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    // Every input is read: the output may be none of them.
+    let claimed = match outdir::claim_file(&out, force) {
+        Ok(claimed) => claimed,
         Err(message) => {
             eprintln!("{message}");
             return EXIT_BAD_INPUT;
@@ -65,8 +76,9 @@ pub fn run(args: ImportArgs) -> u8 {
             )
         );
     }
-    if let Err(err) = write_atomic(&out, imported.yaml.as_bytes()) {
-        eprintln!("{}: cannot write: {err}", out.display());
+    let text = outdir::stamp("import nomad", &imported.yaml);
+    if let Err(message) = claimed.write(text.as_bytes()) {
+        eprintln!("{message}");
         return EXIT_BAD_INPUT;
     }
     EXIT_OK

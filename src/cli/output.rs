@@ -8,23 +8,49 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 
 static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The first error writing to stdout other than a reader that went away
+/// (a full disk: `plansim run ... > /dev/full`), for [`stdout_failed`].
+static STDOUT_ERROR: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
 /// Prints to stdout. A reader that went away (`plansim run ... | head`) is
 /// not our error: printing stops quietly, and the work (and any `--out`
-/// files) still completes.
+/// files) still completes. Any other error (a full disk) stops the
+/// printing too, and is reported once the command ends ([`stdout_failed`]):
+/// the command then exits 2.
 pub(crate) fn out(text: &str) {
     use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    note_stdout(
+        stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush()),
+    );
+}
+
+/// Records the outcome of a write to stdout; `false` once stdout is gone.
+pub(crate) fn note_stdout(written: std::io::Result<()>) -> bool {
     use std::sync::atomic::Ordering;
     if STDOUT_GONE.load(Ordering::Relaxed) {
-        return;
+        return false;
     }
-    let mut stdout = std::io::stdout().lock();
-    if let Err(err) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        STDOUT_GONE.store(true, Ordering::Relaxed);
-        if err.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("cannot write to stdout: {err}");
-        }
+    let Err(err) = written else {
+        return true;
+    };
+    STDOUT_GONE.store(true, Ordering::Relaxed);
+    if err.kind() != std::io::ErrorKind::BrokenPipe {
+        let mut first = STDOUT_ERROR
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        first.get_or_insert_with(|| format!("cannot write to stdout: {err}"));
     }
+    false
+}
+
+/// Why stdout could not be written, if it could not (a reader that went
+/// away is not a failure).
+pub(crate) fn stdout_failed() -> Option<String> {
+    STDOUT_ERROR
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
 }

@@ -1,4 +1,4 @@
-//! `plansim run PATH... [--scheduler NAME]... [--seed N | --seeds SEEDS] [--out DIR] [--trace] [--quiet]`
+//! `plansim run PATH... [--scheduler NAME]... [--seed N | --seeds SEEDS] [--out DIR] [--trace] [--quiet] [--force]`
 
 use std::path::PathBuf;
 
@@ -41,6 +41,9 @@ pub struct RunArgs {
     /// Also write an HTML report: DIR/index.html and one page per scenario.
     #[arg(long, value_name = "DIR")]
     report: Option<PathBuf>,
+    /// Write into --out and --report directories plansim did not write (never over an input, a symlink or a non-regular file).
+    #[arg(long)]
+    force: bool,
     /// Output format of the comparison: text (tables and verdicts) or json.
     #[arg(long, value_enum, default_value_t = super::explain_cmd::Format::Text)]
     format: super::explain_cmd::Format,
@@ -74,6 +77,7 @@ pub fn run(args: RunArgs) -> u8 {
         args.trace,
         args.report.as_deref(),
         json,
+        args.force,
     );
     let mut bars = RunBars {
         quiet: args.quiet,

@@ -28,6 +28,9 @@ pub struct SweepArgs {
     /// Continue a sweep in DIR: skip the runs it already recorded.
     #[arg(long)]
     resume: bool,
+    /// Write into an --out directory plansim did not write (never over an input, a symlink or a non-regular file).
+    #[arg(long)]
+    force: bool,
     /// No progress bar and no summary lines.
     #[arg(short, long)]
     quiet: bool,
@@ -41,6 +44,9 @@ pub struct MergeArgs {
     /// Where to write the merged results.
     #[arg(short, long, value_name = "DIR")]
     out: PathBuf,
+    /// Write into an --out directory plansim did not write (never into a shard, a symlink or a non-regular file).
+    #[arg(long)]
+    force: bool,
     /// No summary lines.
     #[arg(short, long)]
     quiet: bool,
@@ -100,7 +106,14 @@ fn sweep_command(args: &SweepArgs) -> Result<(), String> {
         .out
         .clone()
         .unwrap_or_else(|| sweep::default_out(&experiment));
-    let mut sweep = Sweep::prepare(experiment, &args.experiment, &out, shard, args.resume)?;
+    let mut sweep = Sweep::prepare(
+        experiment,
+        &args.experiment,
+        &out,
+        shard,
+        args.resume,
+        args.force,
+    )?;
     let pool = worker_pool(args.jobs)?;
     let progress = progress_bar(sweep.to_run(), args.quiet);
     let this_time = sweep.run(&pool, &INTERRUPTED, &|runs| progress.inc(runs))?;
@@ -165,7 +178,7 @@ fn print_rendered(rendered: &sweep::Rendered, quiet: bool) {
 fn merge_command(args: &MergeArgs) -> Result<(), String> {
     let pool = worker_pool(None)?;
     let quiet = args.quiet;
-    let rendered = sweep::merge(&args.shards, &args.out, &pool, &mut |line| {
+    let rendered = sweep::merge(&args.shards, &args.out, args.force, &pool, &mut |line| {
         if !quiet {
             eprintln!("{line}");
         }

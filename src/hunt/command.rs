@@ -11,6 +11,7 @@ use super::report::{file_name, render, reproduces};
 use super::{Finding, Hunt, Progress, Property, Search, Source};
 use crate::model::scenario::Scenario;
 use crate::report::atomic::write_atomic;
+use crate::report::outdir::{self, OutDir};
 use crate::scenario::load_file;
 
 /// What `plansim hunt` was asked for.
@@ -25,6 +26,8 @@ pub struct HuntRequest<'a> {
     pub out: Option<&'a Path>,
     /// Worker threads.
     pub threads: usize,
+    /// `--force`: write into an `out` plansim did not write.
+    pub force: bool,
 }
 
 /// A hunt ready to search: its scenario to mutate, if any, and its pool.
@@ -34,6 +37,8 @@ pub struct HuntSession {
     base: Option<Scenario>,
     from_label: Option<String>,
     dir: PathBuf,
+    /// `dir`, claimed by the output rules before the search.
+    out_dir: std::sync::Mutex<OutDir>,
     pool: rayon::ThreadPool,
 }
 
@@ -89,12 +94,17 @@ impl HuntSession {
             .num_threads(threads)
             .build()
             .map_err(|err| format!("cannot start {threads} worker threads: {err}"))?;
+        // Refused before a long search, not after it; removed again if
+        // nothing is found.
+        let out_dir =
+            std::sync::Mutex::new(outdir::claim(&dir, outdir::Kind::Hunt, request.force)?);
         Ok(HuntSession {
             seed: request.seed,
             properties,
             base,
             from_label: request.from.map(|p| p.display().to_string()),
             dir,
+            out_dir,
             pool,
         })
     }
@@ -127,13 +137,15 @@ impl HuntSession {
         let hunt = self.hunt();
         let findings = self.pool.install(|| hunt.shrink_all(search));
         let files = self.checked_files(&hunt, &findings)?;
+        for (path, text) in &files {
+            write_atomic(path, text.as_bytes())
+                .map_err(|err| format!("{}: cannot write: {err}", path.display()))?;
+        }
         if !files.is_empty() {
-            std::fs::create_dir_all(&self.dir)
-                .map_err(|err| format!("{}: cannot create: {err}", self.dir.display()))?;
-            for (path, text) in &files {
-                write_atomic(path, text.as_bytes())
-                    .map_err(|err| format!("{}: cannot write: {err}", path.display()))?;
-            }
+            self.out_dir
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .keep();
         }
         Ok(HuntOutcome {
             summary: self.summary(search, &findings),

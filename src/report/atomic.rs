@@ -7,6 +7,10 @@
 //! at a guessable name makes us pick the next name, it is never written
 //! through. The rename then replaces the target's directory entry itself;
 //! if the target is a symlink, the link is replaced, not the file it points to.
+//!
+//! Before the rename the target is checked by the output rules
+//! (`fsio::check_replace`): plansim never replaces a symlink, FIFO,
+//! socket, device or directory, nor a file this process read as an input.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -138,12 +142,37 @@ impl AtomicFile {
         self.open_file()?.sync_data()
     }
 
-    /// Closes the file and renames it over its target.
+    /// Closes the file and renames it over its target, which must be absent
+    /// or a regular file that is not an input (`fsio::check_replace`).
     pub fn commit(mut self) -> io::Result<()> {
         self.close()?;
+        crate::fsio::check_replace(&self.target)?;
         fs::rename(&self.temp, &self.target)?;
         self.committed = true;
         Ok(())
+    }
+
+    /// As [`AtomicFile::commit`], for a target that must still be absent:
+    /// linked into place, which fails if anything appeared there meanwhile.
+    pub fn commit_new(mut self) -> io::Result<()> {
+        self.close()?;
+        match fs::hard_link(&self.temp, &self.target) {
+            Ok(()) => {
+                let _ = fs::remove_file(&self.temp);
+                self.committed = true;
+                Ok(())
+            }
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Err(io::Error::other(
+                "refusing to replace a file that appeared while plansim was writing; run again",
+            )),
+            // A file system without hard links: renamed, if still absent.
+            Err(_) if fs::symlink_metadata(&self.target).is_err() => {
+                fs::rename(&self.temp, &self.target)?;
+                self.committed = true;
+                Ok(())
+            }
+            Err(err) => Err(err),
+        }
     }
 
     fn open_file(&mut self) -> io::Result<&mut fs::File> {
