@@ -52,88 +52,8 @@ impl Simulation<'_> {
     /// One evaluation of a registered system or sysbatch job.
     pub(crate) fn schedule_system(&mut self, mut plan: Plan) -> Plan {
         let job = plan.job;
-        let spec = &self.scenario.jobs[job.index()];
-        let sysbatch = spec.kind == JobKind::Sysbatch;
+        let (wants, mut filtered) = self.diff_system(&mut plan);
         let version = self.jobs[job.index()].version;
-        let mut wants: Vec<(GroupRef, NodeId, PlacementKind)> = Vec::new();
-        let mut in_place: Vec<AllocId> = Vec::new();
-        let mut filtered = Filtered::new(spec.groups.len());
-        for g in 0..spec.groups.len() {
-            let group = GroupRef::new(job, g);
-            let wanted = self.jobs[job.index()].counts[g] > 0;
-            let slots = &self.jobs[job.index()].latest[g];
-            for (n, node_spec) in self.scenario.nodes.iter().enumerate() {
-                let node = NodeId::from_index(n);
-                let state = &self.nodes[n];
-                let in_dcs = spec.datacenters.contains(&node_spec.datacenter);
-                let existing = slots.get(&(n as u32)).copied();
-                match existing.map(|id| (id, &self.allocs[id.index()])) {
-                    Some((id, alloc)) if alloc.is_live() => {
-                        let ready = state.status == NodeStatus::Ready;
-                        if !wanted || alloc.migrate || (ready && state.eligible && !in_dcs) {
-                            plan.stops.push(id);
-                        } else if alloc.version != version && state.schedulable() && in_dcs {
-                            if spec.updates_in_place(g, alloc.version, version) {
-                                in_place.push(id);
-                                filtered.kept[g] = true;
-                            } else {
-                                wants.push((group, node, PlacementKind::Updates(id)));
-                            }
-                        } else {
-                            filtered.kept[g] = true;
-                        }
-                    }
-                    previous => {
-                        if !wanted || !state.schedulable() || !in_dcs {
-                            continue;
-                        }
-                        if sysbatch && let Some((id, old)) = previous {
-                            // Ran already: left alone (the Ignore bucket)
-                            // unless the job changed since, when it runs
-                            // again (a terminal allocation's destructive
-                            // update stops nothing).
-                            if old.version == version {
-                                filtered.kept[g] = true;
-                            } else if spec.updates_in_place(g, old.version, version) {
-                                in_place.push(id);
-                                filtered.kept[g] = true;
-                            } else {
-                                wants.push((group, node, PlacementKind::Replaces(id)));
-                                filtered.queued[g] += 1;
-                            }
-                            continue;
-                        }
-                        let kind = previous
-                            .map_or(PlacementKind::Fresh, |(id, _)| PlacementKind::Replaces(id));
-                        wants.push((group, node, kind));
-                        filtered.queued[g] += 1;
-                    }
-                }
-            }
-        }
-        if wants.len() > 1 {
-            self.order_system_placements(job, &mut wants);
-        }
-        self.limit_system_updates(job, &mut wants);
-        for id in in_place {
-            self.allocs[id.index()].version = version;
-        }
-        if self.behaviour.release.system_deployments {
-            for g in 0..spec.groups.len() {
-                self.join_in_place(GroupRef::new(job, g));
-            }
-        }
-        // evictAndPlace: each destructive update's stop goes in the plan
-        // now, its placement after the others.
-        if wants.iter().any(|w| w.2.is_update()) {
-            wants.sort_by_key(|w| w.2.is_update());
-        }
-        for &(group, _, kind) in &wants {
-            if let PlacementKind::Updates(id) = kind {
-                plan.stops.push(id);
-                filtered.queued[group.group_index()] += 1;
-            }
-        }
         if wants.is_empty() {
             self.note_placement_failures(job, BTreeMap::new());
             self.reconciled_deployment(job);
@@ -237,6 +157,100 @@ impl Simulation<'_> {
             self.blocked_classes.insert(job, eligibility);
         }
         plan
+    }
+
+    /// The reconciler's diff of the job's allocations with the nodes
+    /// (`diffSystemAllocs`), and the updates `evictAndPlace` lets through:
+    /// the stops go in `plan`; returns the placements in the order they
+    /// are tried and the group tallies `Filtered` starts from.
+    fn diff_system(
+        &mut self,
+        plan: &mut Plan,
+    ) -> (Vec<(GroupRef, NodeId, PlacementKind)>, Filtered) {
+        let job = plan.job;
+        let spec = &self.scenario.jobs[job.index()];
+        let sysbatch = spec.kind == JobKind::Sysbatch;
+        let version = self.jobs[job.index()].version;
+        let mut wants: Vec<(GroupRef, NodeId, PlacementKind)> = Vec::new();
+        let mut in_place: Vec<AllocId> = Vec::new();
+        let mut filtered = Filtered::new(spec.groups.len());
+        for g in 0..spec.groups.len() {
+            let group = GroupRef::new(job, g);
+            let wanted = self.jobs[job.index()].counts[g] > 0;
+            let slots = &self.jobs[job.index()].latest[g];
+            for (n, node_spec) in self.scenario.nodes.iter().enumerate() {
+                let node = NodeId::from_index(n);
+                let state = &self.nodes[n];
+                let in_dcs = spec.datacenters.contains(&node_spec.datacenter);
+                let existing = slots.get(&(n as u32)).copied();
+                match existing.map(|id| (id, &self.allocs[id.index()])) {
+                    Some((id, alloc)) if alloc.is_live() => {
+                        let ready = state.status == NodeStatus::Ready;
+                        if !wanted || alloc.migrate || (ready && state.eligible && !in_dcs) {
+                            plan.stops.push(id);
+                        } else if alloc.version != version && state.schedulable() && in_dcs {
+                            if spec.updates_in_place(g, alloc.version, version) {
+                                in_place.push(id);
+                                filtered.kept[g] = true;
+                            } else {
+                                wants.push((group, node, PlacementKind::Updates(id)));
+                            }
+                        } else {
+                            filtered.kept[g] = true;
+                        }
+                    }
+                    previous => {
+                        if !wanted || !state.schedulable() || !in_dcs {
+                            continue;
+                        }
+                        if sysbatch && let Some((id, old)) = previous {
+                            // Ran already: left alone (the Ignore bucket)
+                            // unless the job changed since, when it runs
+                            // again (a terminal allocation's destructive
+                            // update stops nothing).
+                            if old.version == version {
+                                filtered.kept[g] = true;
+                            } else if spec.updates_in_place(g, old.version, version) {
+                                in_place.push(id);
+                                filtered.kept[g] = true;
+                            } else {
+                                wants.push((group, node, PlacementKind::Replaces(id)));
+                                filtered.queued[g] += 1;
+                            }
+                            continue;
+                        }
+                        let kind = previous
+                            .map_or(PlacementKind::Fresh, |(id, _)| PlacementKind::Replaces(id));
+                        wants.push((group, node, kind));
+                        filtered.queued[g] += 1;
+                    }
+                }
+            }
+        }
+        if wants.len() > 1 {
+            self.order_system_placements(job, &mut wants);
+        }
+        self.limit_system_updates(job, &mut wants);
+        for id in in_place {
+            self.allocs[id.index()].version = version;
+        }
+        if self.behaviour.release.system_deployments {
+            for g in 0..spec.groups.len() {
+                self.join_in_place(GroupRef::new(job, g));
+            }
+        }
+        // evictAndPlace: each destructive update's stop goes in the plan
+        // now, its placement after the others.
+        if wants.iter().any(|w| w.2.is_update()) {
+            wants.sort_by_key(|w| w.2.is_update());
+        }
+        for &(group, _, kind) in &wants {
+            if let PlacementKind::Updates(id) = kind {
+                plan.stops.push(id);
+                filtered.queued[group.group_index()] += 1;
+            }
+        }
+        (wants, filtered)
     }
 
     /// Nomad's order of a system evaluation's placements (1.2.6 util.go
