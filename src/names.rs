@@ -203,7 +203,11 @@ mod tests {
     fn a_key_with_no_name_shape_is_not_echoed() {
         assert_eq!(echoed_key("placed"), "\"placed\"");
         let secret = "API_KEY=sk-live-0123456789";
-        assert!(!echoed_key(secret).contains("sk-live"), "{}", echoed_key(secret));
+        assert!(
+            !echoed_key(secret).contains("sk-live"),
+            "{}",
+            echoed_key(secret)
+        );
         assert!(!echoed_key(&"a".repeat(41)).contains("aaa"));
     }
 

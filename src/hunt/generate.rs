@@ -237,6 +237,7 @@ fn plugin_job_spec(rng: &mut HuntRng, plugin: PluginId) -> JobSpec {
         affinities: Vec::new(),
         versions: Vec::new(),
         bare_versions: Default::default(),
+        job_update: None,
     }
 }
 
@@ -391,6 +392,7 @@ fn job(
         affinities: Vec::new(),
         versions: Vec::new(),
         bare_versions: Default::default(),
+        job_update: None,
     }
 }
 

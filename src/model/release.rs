@@ -156,6 +156,22 @@ pub struct Release {
     /// the job's or a group's checks on one node filters the next.
     pub system_resets_eligibility: bool,
 
+    // --- Scheduler: system job updates (scheduler/scheduler_system.go:computeJobAllocs, evictAndPlace)
+    /// A system job's new version rolls out under a deployment: each group
+    /// destructively updates at most its `max_parallel` (the group's
+    /// strategy, else the job's `Update.MaxParallel`, else all) less the
+    /// deployment's allocations not yet healthy, and the deployment
+    /// watcher's evaluation on each healthy allocation goes on; no
+    /// `stagger` evaluation (`NodeReconciler.createDeployment`,
+    /// `SystemScheduler.evictAndPlace`; #26318 and #27007, 1.11.0). Before,
+    /// no deployment: at most the job's `max_parallel` destructive updates
+    /// per evaluation when its `update` is rolling (`Job.Update.Rolling`:
+    /// `max_parallel` and `stagger` above 0), over all its groups, and an
+    /// evaluation that reached the limit creates the next one `stagger`
+    /// later (`process`, `Evaluation.NextRollingEval`); without a job
+    /// `update` block, every update at once.
+    pub system_deployments: bool,
+
     // --- Job files: disconnect settings (command/agent/job_endpoint.go:ApiTgToStructsTG)
     /// Which spelling of a group's disconnect settings counts: the group
     /// fields `max_client_disconnect` (1.3.0) and
@@ -304,6 +320,7 @@ pub static NOMAD_1_2_6: Release = Release {
     validation_block_word: "stanza",
     system_filtered_report_skips_kept: false,
     system_resets_eligibility: false,
+    system_deployments: false,
     disconnect_settings: DisconnectSettings::GroupFields,
     plugin_restart_deregisters: false,
     unblocks_on_volume_register: false,
@@ -343,6 +360,7 @@ pub static NOMAD_2_0_5: Release = Release {
     validation_block_word: "block",
     system_filtered_report_skips_kept: true,
     system_resets_eligibility: true,
+    system_deployments: true,
     disconnect_settings: DisconnectSettings::Block,
     plugin_restart_deregisters: true,
     unblocks_on_volume_register: true,

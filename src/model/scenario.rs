@@ -340,6 +340,24 @@ pub struct JobSpec {
     /// Versions made by a bare `update_job` (no groups): a changed task
     /// config in every group, so each is updated destructively.
     pub bare_versions: std::collections::BTreeSet<u32>,
+    /// A system job's own `update` block, as Nomad keeps it on the job
+    /// (`max_parallel`, `stagger`; api UpdateStrategy.Canonicalize's
+    /// defaults 1 and 30s for the fields it leaves out); `None` without
+    /// one, and for other job types. Nomad's agent copies only these two
+    /// fields into the job, and only when `max_parallel > 0`
+    /// (command/agent/job_endpoint.go ApiJobToStructJob: a 0, kept here,
+    /// leaves the job's zero value); the system scheduler reads them
+    /// (1.2.6 `Job.Update.Rolling`, 2.0.5 the fallback of a group without
+    /// `max_parallel`, where a job without a block has api
+    /// Job.Canonicalize's DefaultUpdateStrategy).
+    pub job_update: Option<JobUpdate>,
+}
+
+/// The job-level `update` fields the system scheduler reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobUpdate {
+    pub max_parallel: u32,
+    pub stagger: Millis,
 }
 
 impl JobSpec {

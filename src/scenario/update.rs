@@ -4,7 +4,8 @@
 
 use super::raw::{RawGroupOverride, RawUpdate};
 use crate::model::scenario::{
-    GroupOverride, GroupSpec, JobKind, JobSpec, TimedEvent, TimelineAction, UpdateStrategy,
+    GroupOverride, GroupSpec, JobKind, JobSpec, JobUpdate, TimedEvent, TimelineAction,
+    UpdateStrategy,
 };
 use crate::model::time::Millis;
 
@@ -35,6 +36,17 @@ pub fn merge(
         merged.stagger = d(raw.stagger, merged.stagger);
     }
     (merged.max_parallel > 0).then_some(merged)
+}
+
+/// A system job's own `update` block as the system scheduler reads it:
+/// its `max_parallel` and `stagger`, with api UpdateStrategy.Canonicalize's
+/// defaults (1, 30s); none without a block.
+pub fn job_update(job: Option<&RawUpdate>) -> Option<JobUpdate> {
+    let defaults = UpdateStrategy::default();
+    job.map(|raw| JobUpdate {
+        max_parallel: raw.max_parallel.map_or(defaults.max_parallel, |c| c.0),
+        stagger: raw.stagger.map_or(defaults.stagger, |d| d.0),
+    })
 }
 
 /// The override of one group as written (group index already resolved).

@@ -115,6 +115,10 @@ impl Simulation<'_> {
             Event::Timeline(index) => self.apply_timeline(index),
             Event::PlanSubmit { worker } => self.plan_submitted(worker),
             Event::RescheduleDue(job) => self.enqueue_eval(job),
+            Event::DeploymentEvalBatch(job) => {
+                self.jobs[job.index()].eval_batch = false;
+                self.enqueue_eval(job);
+            }
             Event::AllocPulled(alloc) => self.alloc_pulled(alloc),
             Event::ClaimAttempt(alloc) => self.claim_attempt(alloc),
             Event::PublishDone(alloc) => self.publish_done(alloc),

@@ -124,6 +124,10 @@ pub(crate) enum Event {
     PluginRestarted(NodeId, usize),
     /// A volume with a `register_at` is registered.
     VolumeRegistered(VolumeId),
+    /// A system deployment's batched evaluation is created
+    /// (deployment_watcher.go createBatchedUpdate: 1s after the first
+    /// allocation health change it batches).
+    DeploymentEvalBatch(JobId),
 }
 
 pub(crate) struct Simulation<'s> {
@@ -461,6 +465,7 @@ fn initial_jobs(scenario: &Scenario) -> Vec<JobState> {
                 last_success: None,
                 canaries: Vec::new(),
                 displaced: Vec::new(),
+                eval_batch: false,
             }
         })
         .collect()

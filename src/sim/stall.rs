@@ -157,6 +157,7 @@ impl Simulation<'_> {
             | Event::DrainPass
             | Event::DrainBatch => None,
             Event::PluginRestarted(..) | Event::VolumeRegistered(_) => None,
+            Event::DeploymentEvalBatch(job) => Some(job),
         }
     }
 }

@@ -117,6 +117,9 @@ fn resolve_job(
         affinities: resolve_affinities(job.affinity.as_deref(), &path)?,
         versions: Vec::new(),
         bare_versions: Default::default(),
+        job_update: (kind == JobKind::System)
+            .then(|| crate::scenario::update::job_update(job.update.as_ref()))
+            .flatten(),
     })
 }
 

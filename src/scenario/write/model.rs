@@ -436,6 +436,16 @@ fn write_jobs(out: &mut String, scenario: &Scenario) {
         if job.priority != DEFAULT_PRIORITY {
             let _ = writeln!(out, "    priority: {}", job.priority);
         }
+        if let Some(u) = job.job_update {
+            // The groups' strategies are written whole: this block only
+            // gives the job's own fields back.
+            let _ = writeln!(
+                out,
+                "    update: {{max_parallel: {}, stagger: {}}}",
+                u.max_parallel,
+                duration(u.stagger)
+            );
+        }
         write_constraints(out, "    ", &job.constraints);
         write_preferences(out, "    ", &job.spreads, &job.affinities);
         out.push_str("    groups:\n");

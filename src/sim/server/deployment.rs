@@ -13,7 +13,7 @@
 use std::collections::BTreeSet;
 
 use crate::model::ids::{AllocId, GroupRef, JobId};
-use crate::model::scenario::UpdateStrategy;
+use crate::model::scenario::{JobKind, UpdateStrategy};
 use crate::model::time::Millis;
 use crate::sim::server::reschedule::{RESCHEDULE_WINDOW, attempts_left, reschedule_eligible};
 use crate::sim::server::scheduler::plan::{PlacementKind, ResolvedVolume, Want};
@@ -22,6 +22,9 @@ use crate::sim::state::alloc_parts::MaybeSeq;
 use crate::sim::state::slots::Slots;
 use crate::sim::state::store::{AllocState, Deployment, DeploymentStatus, JobStatus};
 use crate::sim::trace::{TraceKind, TraceRecord};
+
+/// deployment_watcher.go `perJobEvalBatchPeriod`.
+const DEPLOYMENT_EVAL_BATCH: Millis = Millis::from_secs(1);
 
 impl Simulation<'_> {
     /// The update strategy of `group` at the job's current version.
@@ -45,8 +48,17 @@ impl Simulation<'_> {
             return;
         }
         self.cancel_deployment(job, "cancelled by a newer version");
-        let strategies = (0..self.jobs[job.index()].counts.len())
-            .any(|g| self.update_strategy(GroupRef::new(job, g)).is_some());
+        let spec = &self.scenario.jobs[job.index()];
+        // System jobs roll out under a deployment only from 1.11.0
+        // (`Release::system_deployments`); sysbatch jobs never do.
+        let deploys = match spec.kind {
+            JobKind::Service | JobKind::Batch => true,
+            JobKind::System => self.behaviour.release.system_deployments,
+            JobKind::Sysbatch => false,
+        };
+        let strategies = deploys
+            && (0..self.jobs[job.index()].counts.len())
+                .any(|g| self.update_strategy(GroupRef::new(job, g)).is_some());
         if strategies {
             self.start_deployment(job);
         }
@@ -222,12 +234,32 @@ impl Simulation<'_> {
         if self.auto_promotable(job) {
             self.promote(job);
         }
+        if self.scenario.jobs[job.index()].is_system() {
+            // The system scheduler marks its deployment complete
+            // (isDeploymentComplete), at the watcher's batched evaluation.
+            self.deployment_eval(job);
+            return;
+        }
         if !self.deployment_complete(job) {
             // The deployment watcher creates an evaluation to go on.
             self.enqueue_eval(job);
             return;
         }
         self.finish_deployment(job);
+    }
+
+    /// The deployment watcher's evaluation after a system deployment's
+    /// health change: 1s later, once for the health changes of that second
+    /// (createBatchedUpdate's `perJobEvalBatchPeriod`), so allocations that
+    /// turn healthy together free their `max_parallel` together. (A service
+    /// deployment's is made at once: a simplification kept from before
+    /// system deployments were modelled.)
+    fn deployment_eval(&mut self, job: JobId) {
+        let state = &mut self.jobs[job.index()];
+        if !state.eval_batch {
+            state.eval_batch = true;
+            self.after(DEPLOYMENT_EVAL_BATCH, Event::DeploymentEvalBatch(job));
+        }
     }
 
     /// Nomad's allocation health deadline: not healthy `healthy_deadline`
@@ -306,6 +338,9 @@ impl Simulation<'_> {
         if deployment.requires_promotion() {
             return false;
         }
+        if self.scenario.jobs[job.index()].is_system() {
+            return self.system_rollout_done(job, deployment);
+        }
         state.latest.iter().enumerate().all(|(g, slots)| {
             let count = state.counts[g];
             let healthy = slots
@@ -318,6 +353,16 @@ impl Simulation<'_> {
             });
             healthy >= count as usize && !old
         })
+    }
+
+    /// A system job's deployment is complete once every live allocation
+    /// of the job runs its version, healthy for it: the scheduler's
+    /// `isDeploymentComplete` (HealthyAllocs >= DesiredTotal, the desired
+    /// total being the nodes it could place on).
+    fn system_rollout_done(&self, job: JobId, deployment: &Deployment) -> bool {
+        self.live_allocs_of(job)
+            .iter()
+            .all(|&id| self.healthy_in(id, deployment))
     }
 
     pub(crate) fn finish_deployment(&mut self, job: JobId) {
@@ -350,22 +395,27 @@ impl Simulation<'_> {
             return;
         }
         let state = &self.jobs[job.index()];
-        let failed = (0..state.counts.len()).any(|g| {
-            let group = GroupRef::new(job, g);
-            if self.update_strategy(group).is_none() {
-                return false;
-            }
-            // Waiting for promotion, a group fails only without its
-            // canaries healthy (a manual promotion may take forever).
-            if d.requires_promotion() && d.desired_canaries[g] > 0 {
-                return self.healthy_canaries(group, d) < d.desired_canaries[g] as usize;
-            }
-            let healthy = state.latest[g]
-                .values()
-                .filter(|&&id| self.healthy_in(id, d))
-                .count();
-            healthy < state.counts[g] as usize
-        });
+        let system = self.scenario.jobs[job.index()].is_system();
+        let failed = if system {
+            !self.system_rollout_done(job, d)
+        } else {
+            (0..state.counts.len()).any(|g| {
+                let group = GroupRef::new(job, g);
+                if self.update_strategy(group).is_none() {
+                    return false;
+                }
+                // Waiting for promotion, a group fails only without its
+                // canaries healthy (a manual promotion may take forever).
+                if d.requires_promotion() && d.desired_canaries[g] > 0 {
+                    return self.healthy_canaries(group, d) < d.desired_canaries[g] as usize;
+                }
+                let healthy = state.latest[g]
+                    .values()
+                    .filter(|&&id| self.healthy_in(id, d))
+                    .count();
+                healthy < state.counts[g] as usize
+            })
+        };
         if failed {
             self.fail_deployment(job, "failed: the progress deadline passed");
         }

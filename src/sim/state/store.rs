@@ -371,6 +371,9 @@ pub struct JobState {
     /// Allocations a promotion displaced from their slot (the canary took
     /// it): the next evaluation stops them (computeStop's canary names).
     pub displaced: Vec<AllocId>,
+    /// A system deployment's batched evaluation is pending
+    /// (`Event::DeploymentEvalBatch`).
+    pub eval_batch: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

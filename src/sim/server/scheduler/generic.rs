@@ -270,7 +270,7 @@ impl Simulation<'_> {
     /// The plan stops (`stopped`) or no longer stops live allocation `id`:
     /// its CPU and memory are free, or taken again, for the plan's
     /// placements on its node.
-    fn free_stopped(&self, ctx: &mut PlanContext, id: AllocId, stopped: bool) {
+    pub(crate) fn free_stopped(&self, ctx: &mut PlanContext, id: AllocId, stopped: bool) {
         let alloc = &self.allocs[id.index()];
         if !alloc.is_live() {
             return;

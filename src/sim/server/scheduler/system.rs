@@ -13,6 +13,15 @@
 //!   (complete, failed or lost: a sysbatch allocation is not run again
 //!   unless the job changes).
 //!
+//! - a live allocation of an older version of the job, on a node it may
+//!   stay on, is updated (the update bucket): in place when its group's
+//!   tasks are as they were (`JobSpec::updates_in_place`, Nomad's
+//!   `tasksUpdated` in `inplaceUpdate`), else destructively: stopped and
+//!   replaced on the same node (`evictAndPlace`), as many as the
+//!   release's limit allows (see `limit_system_updates`); the rest wait
+//!   for a later evaluation. A sysbatch allocation that already ran is
+//!   run again when its group changed destructively.
+//!
 //! A placement is tried on its node only. A node filtered out by the job's
 //! or group's constraints, drivers or CSI volumes is skipped silently
 //! ("filtered nodes are not reported to users"); a node whose resources are
@@ -25,12 +34,13 @@ use std::collections::BTreeMap;
 
 use crate::model::access::ClaimMode;
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
-use crate::model::scenario::{Capability, JobKind};
+use crate::model::scenario::{Capability, JobKind, UpdateStrategy};
+use crate::model::time::Millis;
 use crate::sim::server::scheduler::feasibility::{FilterReason, PlacementFailure};
 use crate::sim::server::scheduler::plan::{Placement, PlacementKind, Plan, ResolvedVolume};
 use crate::sim::server::scheduler::reconcile::map_order;
 use crate::sim::server::scheduler::select::Rejection;
-use crate::sim::simulation::Simulation;
+use crate::sim::simulation::{Event, Simulation};
 use crate::sim::state::alloc_parts::VolumeClaims;
 use crate::sim::state::store::{JobStatus, NodeStatus};
 use crate::sim::trace::{TraceKind, TraceRecord};
@@ -42,58 +52,25 @@ impl Simulation<'_> {
     /// One evaluation of a registered system or sysbatch job.
     pub(crate) fn schedule_system(&mut self, mut plan: Plan) -> Plan {
         let job = plan.job;
-        let spec = &self.scenario.jobs[job.index()];
-        let sysbatch = spec.kind == JobKind::Sysbatch;
-        let mut wants: Vec<(GroupRef, NodeId, Option<AllocId>)> = Vec::new();
-        let mut filtered = Filtered::new(spec.groups.len());
-        for g in 0..spec.groups.len() {
-            let group = GroupRef::new(job, g);
-            let wanted = self.jobs[job.index()].counts[g] > 0;
-            let slots = &self.jobs[job.index()].latest[g];
-            for (n, node_spec) in self.scenario.nodes.iter().enumerate() {
-                let node = NodeId::from_index(n);
-                let state = &self.nodes[n];
-                let in_dcs = spec.datacenters.contains(&node_spec.datacenter);
-                let existing = slots.get(&(n as u32)).copied();
-                match existing.map(|id| (id, &self.allocs[id.index()])) {
-                    Some((id, alloc)) if alloc.is_live() => {
-                        let ready = state.status == NodeStatus::Ready;
-                        if !wanted || alloc.migrate || (ready && state.eligible && !in_dcs) {
-                            plan.stops.push(id);
-                        } else {
-                            filtered.kept[g] = true;
-                        }
-                    }
-                    previous => {
-                        let ran = previous.is_some();
-                        if !wanted || !state.schedulable() || !in_dcs {
-                            continue;
-                        }
-                        if sysbatch && ran {
-                            // Left alone: the reconciler's Ignore bucket.
-                            filtered.kept[g] = true;
-                            continue;
-                        }
-                        wants.push((group, node, previous.map(|(id, _)| id)));
-                        filtered.queued[g] += 1;
-                    }
-                }
-            }
-        }
+        let (wants, mut filtered) = self.diff_system(&mut plan);
+        let version = self.jobs[job.index()].version;
         if wants.is_empty() {
             self.note_placement_failures(job, BTreeMap::new());
+            self.reconciled_deployment(job);
             return plan;
         }
-        if wants.len() > 1 {
-            self.order_system_placements(job, &mut wants);
-        }
         let mut ctx = self.plan_context(job, Vec::new());
+        // ProposedAllocs: what the plan stops frees its node for the
+        // plan's placements (a destructive update's replacement).
+        for &stop in &plan.stops {
+            self.free_stopped(&mut ctx, stop, true);
+        }
         let mut failures: BTreeMap<GroupRef, PlacementFailure> = BTreeMap::new();
         // Ready nodes per datacenter (s.nodesByDC), counted at the first
         // exhausted node.
         let mut ready_by_dc: Option<Vec<u32>> = None;
         let resets_eligibility = self.behaviour.release.system_resets_eligibility;
-        for (group, node, previous) in wants {
+        for (group, node, kind) in wants {
             if resets_eligibility {
                 ctx.job_classes.fill(None);
                 ctx.group_classes.fill(None);
@@ -124,10 +101,8 @@ impl Simulation<'_> {
                         index: SYSTEM_ALLOC_INDEX,
                         node,
                         claims: VolumeClaims::boxed(volumes, claim_modes, 0),
-                        kind: previous.map_or(PlacementKind::Fresh, PlacementKind::Replaces),
-                        // System jobs are not updated by deployments here:
-                        // every placement runs the job's current version.
-                        version: self.jobs[job.index()].version,
+                        kind,
+                        version,
                         seen,
                         // One allocation per node: no replacement to weigh.
                         score: 0.0,
@@ -184,6 +159,100 @@ impl Simulation<'_> {
         plan
     }
 
+    /// The reconciler's diff of the job's allocations with the nodes
+    /// (`diffSystemAllocs`), and the updates `evictAndPlace` lets through:
+    /// the stops go in `plan`; returns the placements in the order they
+    /// are tried and the group tallies `Filtered` starts from.
+    fn diff_system(
+        &mut self,
+        plan: &mut Plan,
+    ) -> (Vec<(GroupRef, NodeId, PlacementKind)>, Filtered) {
+        let job = plan.job;
+        let spec = &self.scenario.jobs[job.index()];
+        let sysbatch = spec.kind == JobKind::Sysbatch;
+        let version = self.jobs[job.index()].version;
+        let mut wants: Vec<(GroupRef, NodeId, PlacementKind)> = Vec::new();
+        let mut in_place: Vec<AllocId> = Vec::new();
+        let mut filtered = Filtered::new(spec.groups.len());
+        for g in 0..spec.groups.len() {
+            let group = GroupRef::new(job, g);
+            let wanted = self.jobs[job.index()].counts[g] > 0;
+            let slots = &self.jobs[job.index()].latest[g];
+            for (n, node_spec) in self.scenario.nodes.iter().enumerate() {
+                let node = NodeId::from_index(n);
+                let state = &self.nodes[n];
+                let in_dcs = spec.datacenters.contains(&node_spec.datacenter);
+                let existing = slots.get(&(n as u32)).copied();
+                match existing.map(|id| (id, &self.allocs[id.index()])) {
+                    Some((id, alloc)) if alloc.is_live() => {
+                        let ready = state.status == NodeStatus::Ready;
+                        if !wanted || alloc.migrate || (ready && state.eligible && !in_dcs) {
+                            plan.stops.push(id);
+                        } else if alloc.version != version && state.schedulable() && in_dcs {
+                            if spec.updates_in_place(g, alloc.version, version) {
+                                in_place.push(id);
+                                filtered.kept[g] = true;
+                            } else {
+                                wants.push((group, node, PlacementKind::Updates(id)));
+                            }
+                        } else {
+                            filtered.kept[g] = true;
+                        }
+                    }
+                    previous => {
+                        if !wanted || !state.schedulable() || !in_dcs {
+                            continue;
+                        }
+                        if sysbatch && let Some((id, old)) = previous {
+                            // Ran already: left alone (the Ignore bucket)
+                            // unless the job changed since, when it runs
+                            // again (a terminal allocation's destructive
+                            // update stops nothing).
+                            if old.version == version {
+                                filtered.kept[g] = true;
+                            } else if spec.updates_in_place(g, old.version, version) {
+                                in_place.push(id);
+                                filtered.kept[g] = true;
+                            } else {
+                                wants.push((group, node, PlacementKind::Replaces(id)));
+                                filtered.queued[g] += 1;
+                            }
+                            continue;
+                        }
+                        let kind = previous
+                            .map_or(PlacementKind::Fresh, |(id, _)| PlacementKind::Replaces(id));
+                        wants.push((group, node, kind));
+                        filtered.queued[g] += 1;
+                    }
+                }
+            }
+        }
+        if wants.len() > 1 {
+            self.order_system_placements(job, &mut wants);
+        }
+        self.limit_system_updates(job, &mut wants);
+        for id in in_place {
+            self.allocs[id.index()].version = version;
+        }
+        if self.behaviour.release.system_deployments {
+            for g in 0..spec.groups.len() {
+                self.join_in_place(GroupRef::new(job, g));
+            }
+        }
+        // evictAndPlace: each destructive update's stop goes in the plan
+        // now, its placement after the others.
+        if wants.iter().any(|w| w.2.is_update()) {
+            wants.sort_by_key(|w| w.2.is_update());
+        }
+        for &(group, _, kind) in &wants {
+            if let PlacementKind::Updates(id) = kind {
+                plan.stops.push(id);
+                filtered.queued[group.group_index()] += 1;
+            }
+        }
+        (wants, filtered)
+    }
+
     /// Nomad's order of a system evaluation's placements (1.2.6 util.go
     /// `diffSystemAllocs`, 2.0.5 reconciler/reconcile_node.go `Compute`,
     /// the same): it ranges over a Go map of nodes (those holding a live
@@ -197,7 +266,7 @@ impl Simulation<'_> {
     fn order_system_placements(
         &mut self,
         job: JobId,
-        wants: &mut [(GroupRef, NodeId, Option<AllocId>)],
+        wants: &mut [(GroupRef, NodeId, PlacementKind)],
     ) {
         let spec = &self.scenario.jobs[job.index()];
         let state = &self.jobs[job.index()];
@@ -260,6 +329,101 @@ impl Simulation<'_> {
             let g = group.group_index();
             (rank, group_rank.get(&(rank, g)).copied().unwrap_or(g))
         });
+    }
+
+    /// How many of the evaluation's destructive updates (`wants` in visit
+    /// order) it makes, the others left for a later evaluation
+    /// (`evictAndPlace`'s limit). A sysbatch job has no update strategy
+    /// (Nomad's validation refuses one: "does not allow update block"):
+    /// all at once. Without the release's system deployments (1.2.6), the
+    /// job's `max_parallel` when its `update` is rolling (`max_parallel`
+    /// and `stagger` above 0), over all its groups, and an evaluation that
+    /// reached it makes the next one `stagger` later (NextRollingEval);
+    /// otherwise all. With them (2.0.5), each group's `max_parallel`, else
+    /// the job's (api Job.Canonicalize's default of 1 when the job has no
+    /// `update` block; a 0 is all), less the deployment's allocations not
+    /// yet healthy (those it found unhealthy do not count); the deployment
+    /// watcher's evaluations go on.
+    fn limit_system_updates(
+        &mut self,
+        job: JobId,
+        wants: &mut Vec<(GroupRef, NodeId, PlacementKind)>,
+    ) {
+        let spec = &self.scenario.jobs[job.index()];
+        if spec.kind != JobKind::System || !wants.iter().any(|w| w.2.is_update()) {
+            return;
+        }
+        let groups = spec.groups.len();
+        let limits: Vec<Option<usize>> = if self.behaviour.release.system_deployments {
+            let job_limit = match spec.job_update {
+                None => Some(UpdateStrategy::default().max_parallel as usize),
+                Some(u) => (u.max_parallel > 0).then_some(u.max_parallel as usize),
+            };
+            (0..groups)
+                .map(|g| {
+                    let group = GroupRef::new(job, g);
+                    let limit = self.update_strategy(group).map(|u| u.max_parallel as usize);
+                    limit
+                        .or(job_limit)
+                        .map(|l| l.saturating_sub(self.system_updates_in_flight(group)))
+                })
+                .collect()
+        } else {
+            let Some(rolling) = spec
+                .job_update
+                .filter(|u| u.max_parallel > 0 && u.stagger > Millis::ZERO)
+            else {
+                return;
+            };
+            // One limit for the whole job.
+            vec![Some(rolling.max_parallel as usize)]
+        };
+        let mut left = limits;
+        let before = wants.len();
+        wants.retain(|&(group, _, kind)| {
+            if !kind.is_update() {
+                return true;
+            }
+            let slot = if left.len() == 1 {
+                0
+            } else {
+                group.group_index()
+            };
+            match &mut left[slot] {
+                None => true,
+                Some(0) => false,
+                Some(n) => {
+                    *n -= 1;
+                    true
+                }
+            }
+        });
+        if wants.len() < before
+            && !self.behaviour.release.system_deployments
+            && let Some(u) = spec.job_update
+        {
+            // A delayed evaluation, as a reschedule's follow-up is.
+            self.at(self.now() + u.stagger, Event::RescheduleDue(job));
+        }
+    }
+
+    /// Live allocations of `group` its deployment placed (or updated in
+    /// place) and has not yet found healthy or unhealthy.
+    fn system_updates_in_flight(&self, group: GroupRef) -> usize {
+        let state = &self.jobs[group.job.index()];
+        let Some(seq) = state
+            .deployment
+            .as_ref()
+            .filter(|d| d.version == state.version)
+            .map(|d| d.seq)
+        else {
+            return 0;
+        };
+        state.latest[group.group_index()]
+            .values()
+            .map(|id| &self.allocs[id.index()])
+            .filter(|a| a.is_live() && a.deployment.get() == Some(seq) && a.deploy_health.is_none())
+            .count()
     }
 
     /// Ready nodes per datacenter of the job's (readyNodesInDCs' count,
