@@ -171,19 +171,6 @@ pub fn known_file(header: &str, verdicts: &[Verdict]) -> String {
         out.push_str(&verdict.known_line());
         out.push('\n');
     }
-    let mut rerun: BTreeMap<Policy, u64> = BTreeMap::new();
-    for verdict in verdicts
-        .iter()
-        .filter(|v| v.resampled && v.class == Class::Agree)
-    {
-        *rerun.entry(verdict.policy).or_default() += 1;
-    }
-    for (policy, count) in rerun {
-        out.push_str(&format!(
-            "{}: {count} of the agreeing cases agree once plansim is rerun at {RESAMPLE_SEEDS} seeds\n",
-            policy.name()
-        ));
-    }
     out
 }
 
