@@ -107,12 +107,46 @@ enum Child {
 static JOB: Schema = Schema {
     name: "api.Job",
     keys: &[
-        "Region", "Namespace", "ID", "Name", "Type", "Priority", "AllAtOnce", "Datacenters",
-        "NodePool", "Constraints", "Affinities", "TaskGroups", "Update", "Multiregion", "Spreads",
-        "Periodic", "ParameterizedJob", "Reschedule", "Migrate", "Meta", "UI", "Stop", "ParentID",
-        "Dispatched", "DispatchIdempotencyToken", "Payload", "ConsulNamespace", "VaultNamespace",
-        "NomadTokenID", "Status", "StatusDescription", "Stable", "Version", "SubmitTime",
-        "CreateIndex", "ModifyIndex", "JobModifyIndex", "VersionTag", "ConsulToken", "VaultToken",
+        "Region",
+        "Namespace",
+        "ID",
+        "Name",
+        "Type",
+        "Priority",
+        "AllAtOnce",
+        "Datacenters",
+        "NodePool",
+        "Constraints",
+        "Affinities",
+        "TaskGroups",
+        "Update",
+        "Multiregion",
+        "Spreads",
+        "Periodic",
+        "ParameterizedJob",
+        "Reschedule",
+        "Migrate",
+        "Meta",
+        "UI",
+        "Stop",
+        "ParentID",
+        "Dispatched",
+        "DispatchIdempotencyToken",
+        "Payload",
+        "ConsulNamespace",
+        "VaultNamespace",
+        "NomadTokenID",
+        "Status",
+        "StatusDescription",
+        "Stable",
+        "Version",
+        "SubmitTime",
+        "CreateIndex",
+        "ModifyIndex",
+        "JobModifyIndex",
+        "VersionTag",
+        "ConsulToken",
+        "VaultToken",
     ],
     children: &[
         ("TaskGroups", Child::List(&TASK_GROUP)),
@@ -128,10 +162,28 @@ static JOB: Schema = Schema {
 static TASK_GROUP: Schema = Schema {
     name: "api.TaskGroup",
     keys: &[
-        "Name", "Count", "Constraints", "Affinities", "Tasks", "Spreads", "Volumes",
-        "RestartPolicy", "Disconnect", "ReschedulePolicy", "EphemeralDisk", "Update", "Migrate",
-        "Networks", "Meta", "Services", "ShutdownDelay", "MaxRunDuration",
-        "StopAfterClientDisconnect", "MaxClientDisconnect", "Scaling", "Consul",
+        "Name",
+        "Count",
+        "Constraints",
+        "Affinities",
+        "Tasks",
+        "Spreads",
+        "Volumes",
+        "RestartPolicy",
+        "Disconnect",
+        "ReschedulePolicy",
+        "EphemeralDisk",
+        "Update",
+        "Migrate",
+        "Networks",
+        "Meta",
+        "Services",
+        "ShutdownDelay",
+        "MaxRunDuration",
+        "StopAfterClientDisconnect",
+        "MaxClientDisconnect",
+        "Scaling",
+        "Consul",
         "PreventRescheduleOnLost",
     ],
     children: &[
@@ -151,11 +203,37 @@ static TASK_GROUP: Schema = Schema {
 static TASK: Schema = Schema {
     name: "api.Task",
     keys: &[
-        "Name", "Driver", "User", "Lifecycle", "Config", "Constraints", "Affinities", "Env",
-        "Services", "Resources", "RestartPolicy", "Meta", "KillTimeout", "LogConfig", "Artifacts",
-        "Vault", "Consul", "Templates", "DispatchPayload", "VolumeMounts", "CSIPluginConfig",
-        "Leader", "ShutdownDelay", "KillSignal", "Kind", "ScalingPolicies", "Secrets", "Identity",
-        "Identities", "Actions", "Schedule",
+        "Name",
+        "Driver",
+        "User",
+        "Lifecycle",
+        "Config",
+        "Constraints",
+        "Affinities",
+        "Env",
+        "Services",
+        "Resources",
+        "RestartPolicy",
+        "Meta",
+        "KillTimeout",
+        "LogConfig",
+        "Artifacts",
+        "Vault",
+        "Consul",
+        "Templates",
+        "DispatchPayload",
+        "VolumeMounts",
+        "CSIPluginConfig",
+        "Leader",
+        "ShutdownDelay",
+        "KillSignal",
+        "Kind",
+        "ScalingPolicies",
+        "Secrets",
+        "Identity",
+        "Identities",
+        "Actions",
+        "Schedule",
     ],
     children: &[
         ("Constraints", Child::List(&CONSTRAINT)),
@@ -169,8 +247,16 @@ static TASK: Schema = Schema {
 static RESOURCES: Schema = leaf(
     "api.Resources",
     &[
-        "CPU", "Cores", "MemoryMB", "MemoryMaxMB", "DiskMB", "Networks", "Devices", "NUMA",
-        "SecretsMB", "IOPS",
+        "CPU",
+        "Cores",
+        "MemoryMB",
+        "MemoryMaxMB",
+        "DiskMB",
+        "Networks",
+        "Devices",
+        "NUMA",
+        "SecretsMB",
+        "IOPS",
     ],
 );
 static CONSTRAINT: Schema = leaf("api.Constraint", &["LTarget", "RTarget", "Operand"]);
@@ -183,33 +269,71 @@ static SPREAD: Schema = Schema {
 static SPREAD_TARGET: Schema = leaf("api.SpreadTarget", &["Value", "Percent"]);
 static RESCHEDULE: Schema = leaf(
     "api.ReschedulePolicy",
-    &["Attempts", "Interval", "Delay", "DelayFunction", "MaxDelay", "Unlimited"],
+    &[
+        "Attempts",
+        "Interval",
+        "Delay",
+        "DelayFunction",
+        "MaxDelay",
+        "Unlimited",
+    ],
 );
 static UPDATE: Schema = leaf(
     "api.UpdateStrategy",
     &[
-        "Stagger", "MaxParallel", "HealthCheck", "MinHealthyTime", "HealthyDeadline",
-        "ProgressDeadline", "Canary", "AutoRevert", "AutoPromote",
+        "Stagger",
+        "MaxParallel",
+        "HealthCheck",
+        "MinHealthyTime",
+        "HealthyDeadline",
+        "ProgressDeadline",
+        "Canary",
+        "AutoRevert",
+        "AutoPromote",
     ],
 );
 static MIGRATE: Schema = leaf(
     "api.MigrateStrategy",
-    &["MaxParallel", "HealthCheck", "MinHealthyTime", "HealthyDeadline"],
+    &[
+        "MaxParallel",
+        "HealthCheck",
+        "MinHealthyTime",
+        "HealthyDeadline",
+    ],
 );
 static VOLUME_REQUEST: Schema = leaf(
     "api.VolumeRequest",
     &[
-        "Name", "Type", "Source", "ReadOnly", "Sticky", "AccessMode", "AttachmentMode",
-        "MountOptions", "PerAlloc",
+        "Name",
+        "Type",
+        "Source",
+        "ReadOnly",
+        "Sticky",
+        "AccessMode",
+        "AttachmentMode",
+        "MountOptions",
+        "PerAlloc",
     ],
 );
 static VOLUME_MOUNT: Schema = leaf(
     "api.VolumeMount",
-    &["Volume", "Destination", "ReadOnly", "PropagationMode", "SELinuxLabel"],
+    &[
+        "Volume",
+        "Destination",
+        "ReadOnly",
+        "PropagationMode",
+        "SELinuxLabel",
+    ],
 );
 static CSI_PLUGIN: Schema = leaf(
     "api.TaskCSIPluginConfig",
-    &["ID", "Type", "MountDir", "StagePublishBaseDir", "HealthTimeout"],
+    &[
+        "ID",
+        "Type",
+        "MountDir",
+        "StagePublishBaseDir",
+        "HealthTimeout",
+    ],
 );
 static EPHEMERAL_DISK: Schema = leaf("api.EphemeralDisk", &["Sticky", "Migrate", "SizeMB"]);
 static DISCONNECT: Schema = leaf(
@@ -228,21 +352,40 @@ const fn leaf(name: &'static str, keys: &'static [&'static str]) -> Schema {
 /// Adds to `ignored` every key of the job (and of the objects plansim
 /// reads inside it) that no field of Nomad's structs takes, at the line
 /// where the key first appears (`position` finds it).
+/// The first [`MAX_UNKNOWN_KEYS`] are named (finding each one's line scans
+/// the text); the rest are counted.
 pub(super) fn unknown_keys(
     job: &Value,
     ignored: &mut Ignored,
     position: &dyn Fn(&str) -> Option<Position>,
 ) {
-    walk(job, &JOB, "job", ignored, position);
+    let mut unknown = Unknown {
+        ignored,
+        position,
+        named: 0,
+        more: 0,
+    };
+    walk(job, &JOB, "job", &mut unknown);
+    if unknown.more > 0 {
+        let more = unknown.more;
+        unknown.ignored.push((
+            format!("{more} more keys Nomad's structs do not take"),
+            None,
+        ));
+    }
 }
 
-fn walk(
-    value: &Value,
-    schema: &Schema,
-    path: &str,
-    ignored: &mut Ignored,
-    position: &dyn Fn(&str) -> Option<Position>,
-) {
+/// Unknown keys named in one file's warning, at most.
+const MAX_UNKNOWN_KEYS: usize = 100;
+
+struct Unknown<'u> {
+    ignored: &'u mut Ignored,
+    position: &'u dyn Fn(&str) -> Option<Position>,
+    named: usize,
+    more: u64,
+}
+
+fn walk(value: &Value, schema: &Schema, path: &str, unknown: &mut Unknown) {
     let Value::Object(map) = value else {
         return;
     };
@@ -250,6 +393,11 @@ fn walk(
         if schema.keys.iter().any(|k| k.eq_ignore_ascii_case(key)) {
             continue;
         }
+        if unknown.named == MAX_UNKNOWN_KEYS {
+            unknown.more += 1;
+            continue;
+        }
+        unknown.named += 1;
         let hint = schema
             .keys
             .iter()
@@ -258,12 +406,12 @@ fn walk(
                 k == format!("{key}s") || key == format!("{k}s") || k == key.replace('_', "")
             })
             .map_or(String::new(), |k| format!("; did you mean {k}?"));
-        ignored.push((
+        unknown.ignored.push((
             format!(
                 "{path}.{key} (not a field of Nomad's {}: Nomad ignores it{hint})",
                 schema.name
             ),
-            position(key),
+            (unknown.position)(key),
         ));
     }
     for (key, child) in schema.children {
@@ -272,15 +420,15 @@ fn walk(
         };
         let path = format!("{path}.{actual}");
         match (child, inner) {
-            (Child::One(s), _) => walk(inner, s, &path, ignored, position),
+            (Child::One(s), _) => walk(inner, s, &path, unknown),
             (Child::List(s), Value::Array(items)) => {
                 for (i, item) in items.iter().enumerate() {
-                    walk(item, s, &format!("{path}[{i}]"), ignored, position);
+                    walk(item, s, &format!("{path}[{i}]"), unknown);
                 }
             }
             (Child::Map(s), Value::Object(entries)) => {
                 for (name, item) in entries {
-                    walk(item, s, &format!("{path}[{name}]"), ignored, position);
+                    walk(item, s, &format!("{path}[{name}]"), unknown);
                 }
             }
             _ => {}
@@ -310,8 +458,14 @@ mod tests {
         unknown_keys(&job, &mut ignored, &|_| None);
         let names: Vec<&str> = ignored.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names.len(), 2, "{names:?}");
-        assert!(names[0].starts_with("job.TaskGroups[0].Constraint ") && names[0].contains("did you mean Constraints?"));
+        assert!(
+            names[0].starts_with("job.TaskGroups[0].Constraint ")
+                && names[0].contains("did you mean Constraints?")
+        );
         assert!(names[1].starts_with("job.TaskGroups[0].tasks[0].Drivr "));
-        assert_eq!(get(job.as_object().unwrap(), "ID").map(|(k, _)| k), Some("id"));
+        assert_eq!(
+            get(job.as_object().unwrap(), "ID").map(|(k, _)| k),
+            Some("id")
+        );
     }
 }

@@ -85,32 +85,24 @@ impl Bound {
 
 /// The bound of an actual value, as measured.
 pub(super) fn measure(value: &Value) -> Bound {
+    /// The size of `value`; `elem` becomes the largest of its elements'.
     fn size(value: &Value, elem: &mut u64) -> u64 {
         let mut inner = 0;
-        let total = match value {
+        match value {
             Value::Null | Value::Bool(_) => VALUE,
             Value::Number(_) => SCALAR,
             Value::String(s) => VALUE + s.len() as u64,
-            Value::Array(items) => {
-                let mut sum = VALUE;
-                for item in items {
-                    let s = size(item, &mut inner);
-                    *elem = (*elem).max(s);
-                    sum = sum.saturating_add(s);
-                }
-                sum
-            }
-            Value::Object(map) => {
-                let mut sum = VALUE;
-                for (key, item) in map {
-                    let s = size(item, &mut inner).max(VALUE + key.len() as u64);
-                    *elem = (*elem).max(s);
-                    sum = sum.saturating_add(ENTRY + key.len() as u64 + s);
-                }
-                sum
-            }
-        };
-        total
+            Value::Array(items) => items.iter().fold(VALUE, |sum, item| {
+                let s = size(item, &mut inner);
+                *elem = (*elem).max(s);
+                sum.saturating_add(s)
+            }),
+            Value::Object(map) => map.iter().fold(VALUE, |sum, (key, item)| {
+                let s = size(item, &mut inner).max(VALUE + key.len() as u64);
+                *elem = (*elem).max(s);
+                sum.saturating_add(ENTRY + key.len() as u64 + s)
+            }),
+        }
     }
     let mut elem = 0;
     let total = size(value, &mut elem);

@@ -149,8 +149,8 @@ impl<'t> Scanner<'t> {
                 self.i += 1;
             }
             b' ' | b'\t' | b'\r' => self.i += 1,
-            b'#' => self.to_line_end(),
-            b'/' if next == Some(b'/') => self.to_line_end(),
+            b'#' => self.skip_line(),
+            b'/' if next == Some(b'/') => self.skip_line(),
             b'/' if next == Some(b'*') => {
                 self.i = find(bytes, self.i + 2, b"*/").map_or(bytes.len(), |end| end + 2);
             }
@@ -201,7 +201,7 @@ impl<'t> Scanner<'t> {
         Ok(())
     }
 
-    fn to_line_end(&mut self) {
+    fn skip_line(&mut self) {
         self.i = find(self.bytes, self.i, b"\n").unwrap_or(self.bytes.len());
     }
 
@@ -368,7 +368,7 @@ mod tests {
     #[test]
     fn tokens_past_the_limit_are_refused_where_they_start() {
         let text = format!("x = [{}]\n", "1,".repeat(HCL_MAX_TOKENS));
-        let err = prepare(&text).err().expect("too many tokens");
+        let err = prepare(&text).expect_err("too many tokens");
         assert!(err.offset > HCL_MAX_TOKENS && err.offset < text.len());
         assert!(err.message.contains("HCL_MAX_TOKENS"));
     }
