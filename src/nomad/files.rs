@@ -118,24 +118,18 @@ fn expand_job(
     let label = path.display().to_string();
     let nested =
         |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
-    let key = canonical(&path);
-    let job = match parsed.jobs.get(&key) {
-        Some(job) => job.clone(),
-        None => {
-            let text = entry_text(context, entry.referenced, &field, &file, &path)?;
-            // Errors name the file as the scenario wrote it (relative to
-            // the scenario, whose path starts the message); warnings,
-            // which stand alone, name it as found.
-            let job = if is_json(&text) {
-                json::parse_job(&text, &file)
-            } else {
-                hcl::job::parse_job(&text, &file)
-            }
-            .map_err(nested)?;
-            parsed.jobs.insert(key, job.clone());
-            job
+    // Errors name the file as the scenario wrote it (relative to the
+    // scenario, whose path starts the message); warnings, which stand
+    // alone, name it as found.
+    let job = parsed_once(&mut parsed.jobs, &path, || {
+        let text = entry_text(context, entry.referenced, &field, &file, &path)?;
+        if is_json(&text) {
+            json::parse_job(&text, &file)
+        } else {
+            hcl::job::parse_job(&text, &file)
         }
-    };
+        .map_err(nested)
+    })?;
     let (job_id, job_at) = (job.id.clone(), job.at);
     let (mut raw_job, ignored) = to_raw_job(job, &file, entry.referenced).map_err(nested)?;
     warnings.extend(ignored_warning(
@@ -199,21 +193,15 @@ fn expand_volume(
     let label = path.display().to_string();
     let nested =
         |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
-    let key = canonical(&path);
-    let parsed = match parsed_files.volumes.get(&key) {
-        Some(volume) => volume.clone(),
-        None => {
-            let text = entry_text(context, entry.referenced, &field, &file, &path)?;
-            let volume = if is_json(&text) {
-                json::parse_volume(&text, &file)
-            } else {
-                volume::parse_volume_hcl(&text, &file)
-            }
-            .map_err(nested)?;
-            parsed_files.volumes.insert(key, volume.clone());
-            volume
+    let parsed = parsed_once(&mut parsed_files.volumes, &path, || {
+        let text = entry_text(context, entry.referenced, &field, &file, &path)?;
+        if is_json(&text) {
+            json::parse_volume(&text, &file)
+        } else {
+            volume::parse_volume_hcl(&text, &file)
         }
-    };
+        .map_err(nested)
+    })?;
     warnings.extend(ignored_warning(
         &label,
         &format!("volume \"{}\"", parsed.id),
@@ -258,10 +246,21 @@ fn entry_path(
     context.path(file, at, &format!("{field}.file"))
 }
 
-/// The key a file is parsed once under: its canonical path, if it has one
-/// (a missing file keeps its path, and its read fails).
-fn canonical(path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+/// What `path` parsed to, parsed by `parse` only the first time: under its
+/// canonical path, if it has one (a missing file keeps its path, and its
+/// read fails).
+fn parsed_once<T: Clone>(
+    cache: &mut BTreeMap<PathBuf, T>,
+    path: &Path,
+    parse: impl FnOnce() -> Result<T, LoadError>,
+) -> Result<T, LoadError> {
+    let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    if let Some(parsed) = cache.get(&key) {
+        return Ok(parsed.clone());
+    }
+    let parsed = parse()?;
+    cache.insert(key, parsed.clone());
+    Ok(parsed)
 }
 
 /// Reads a `file:` entry's file. A UTF-8 byte order mark is refused, in
