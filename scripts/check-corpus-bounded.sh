@@ -52,6 +52,16 @@ done
 for file in tests/bounded/*.yaml; do
   check "$file" -- run "$file" --quiet
 done
+# Issue 28: a 14 MB list in a task's config (never parsed: accepted) and
+# in a local (refused at HCL_MAX_TOKENS before parsing), generated here.
+big_list="[$(set +o pipefail; yes 1, | head -n 7000000 | tr -d '\n')1]"
+for where in config local; do
+  if [[ $where == config ]]; then inner="config { args = $big_list }"; top=""; else inner=""; top="locals { big = $big_list }"; fi
+  printf '%s\njob "j" {\n  datacenters = ["dc1"]\n  group "g" {\n    task "t" {\n      driver = "docker"\n      %s\n    }\n  }\n}\n' \
+    "$top" "$inner" >"$work/big-$where.nomad.hcl"
+  printf 'nodes:\n  - id: client-0\njobs:\n  - file: big-%s.nomad.hcl\n' "$where" >"$work/big-$where.yaml"
+  check "14 MB list in a task $where" -- validate "$work/big-$where.yaml"
+done
 check /dev/zero -- sweep /dev/zero --out "$work/dev-zero"
 check /dev/zero -- validate /dev/zero
 

@@ -5,12 +5,13 @@
 //! A mistake inside such a file is reported at the entry that names it, with
 //! the file's own `path:line:column` in the message.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_saphyr::Spanned;
 
-use super::job::{ignored_warning, to_raw_job};
-use super::volume::to_raw_volume;
+use super::job::{NomadJob, ignored_warning, to_raw_job};
+use super::volume::{NomadVolume, to_raw_volume};
 use super::{hcl, json, volume};
 use crate::scenario::error::LoadError;
 use crate::scenario::raw::*;
@@ -43,6 +44,14 @@ impl FileContext<'_> {
     }
 }
 
+/// Each file's text and what it parsed to, by canonical path, within one
+/// load: fifty entries naming one file read and parse it once.
+#[derive(Default)]
+struct Parsed {
+    jobs: BTreeMap<PathBuf, NomadJob>,
+    volumes: BTreeMap<PathBuf, NomadVolume>,
+}
+
 /// Whether a file holds JSON (Nomad decides the same way: a leading `{`).
 fn is_json(text: &str) -> bool {
     text.trim_start().starts_with('{')
@@ -55,11 +64,12 @@ pub fn expand(
     context: &FileContext,
     warnings: &mut Vec<LoadError>,
 ) -> Result<(), LoadError> {
+    let mut parsed = Parsed::default();
     for (index, entry) in raw.jobs.iter_mut().enumerate() {
-        expand_job(index, entry, context, warnings)?;
+        expand_job(index, entry, context, &mut parsed, warnings)?;
     }
     for (index, entry) in raw.volumes.iter_mut().enumerate() {
-        expand_volume(index, entry, context, warnings)?;
+        expand_volume(index, entry, context, &mut parsed, warnings)?;
     }
     Ok(())
 }
@@ -70,6 +80,7 @@ fn expand_job(
     index: usize,
     entry: &mut Spanned<RawJob>,
     context: &FileContext,
+    parsed: &mut Parsed,
     warnings: &mut Vec<LoadError>,
 ) -> Result<(), LoadError> {
     let Some(file) = entry.value.file.clone() else {
@@ -96,7 +107,7 @@ fn expand_job(
         ("groups", !job.groups.is_empty()),
     ];
     let field = format!("jobs[{index}]");
-    let (label, text) = entry_text(
+    let path = entry_path(
         context,
         entry.referenced,
         &field,
@@ -104,17 +115,21 @@ fn expand_job(
         &extra,
         "submit_at and count (per group); the job file",
     )?;
+    let label = path.display().to_string();
+    let nested =
+        |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
     // Errors name the file as the scenario wrote it (relative to the
     // scenario, whose path starts the message); warnings, which stand
     // alone, name it as found.
-    let parsed = if is_json(&text) {
-        json::parse_job(&text, &file)
-    } else {
-        hcl::job::parse_job(&text, &file)
-    };
-    let nested =
-        |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
-    let job = parsed.map_err(nested)?;
+    let job = parsed_once(&mut parsed.jobs, &path, || {
+        let text = entry_text(context, entry.referenced, &field, &file, &path)?;
+        if is_json(&text) {
+            json::parse_job(&text, &file)
+        } else {
+            hcl::job::parse_job(&text, &file)
+        }
+        .map_err(nested)
+    })?;
     let (job_id, job_at) = (job.id.clone(), job.at);
     let (mut raw_job, ignored) = to_raw_job(job, &file, entry.referenced).map_err(nested)?;
     warnings.extend(ignored_warning(
@@ -152,6 +167,7 @@ fn expand_volume(
     index: usize,
     entry: &mut Spanned<RawVolume>,
     context: &FileContext,
+    parsed_files: &mut Parsed,
     warnings: &mut Vec<LoadError>,
 ) -> Result<(), LoadError> {
     let Some(file) = entry.value.file.clone() else {
@@ -166,7 +182,7 @@ fn expand_volume(
         ("capabilities", volume.capabilities.is_some()),
     ];
     let field = format!("volumes[{index}]");
-    let (label, text) = entry_text(
+    let path = entry_path(
         context,
         entry.referenced,
         &field,
@@ -174,14 +190,18 @@ fn expand_volume(
         &extra,
         "id and count; the volume spec",
     )?;
+    let label = path.display().to_string();
     let nested =
         |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
-    let parsed = if is_json(&text) {
-        json::parse_volume(&text, &file)
-    } else {
-        volume::parse_volume_hcl(&text, &file)
-    }
-    .map_err(nested)?;
+    let parsed = parsed_once(&mut parsed_files.volumes, &path, || {
+        let text = entry_text(context, entry.referenced, &field, &file, &path)?;
+        if is_json(&text) {
+            json::parse_volume(&text, &file)
+        } else {
+            volume::parse_volume_hcl(&text, &file)
+        }
+        .map_err(nested)
+    })?;
     warnings.extend(ignored_warning(
         &label,
         &format!("volume \"{}\"", parsed.id),
@@ -207,16 +227,15 @@ fn expand_volume(
 }
 
 /// Checks that a `file:` entry sets no field but those it may (`extra`
-/// lists the others, with whether each is set), then reads its file.
-/// Returns the file's path as found (for warnings) and its text.
-fn entry_text(
+/// lists the others, with whether each is set); returns its file's path.
+fn entry_path(
     context: &FileContext,
     at: serde_saphyr::Location,
     field: &str,
     file: &str,
     extra: &[(&str, bool)],
     allowed: &str,
-) -> Result<(String, String), LoadError> {
+) -> Result<PathBuf, LoadError> {
     if let Some((name, _)) = extra.iter().find(|(_, set)| *set) {
         return Err(at_entry(
             context,
@@ -224,10 +243,50 @@ fn entry_text(
             format!("{field}.{name}: a `file:` entry takes only {allowed} says the rest"),
         ));
     }
-    let path = context.path(file, at, &format!("{field}.file"))?;
-    let text = read_text(&path)
+    context.path(file, at, &format!("{field}.file"))
+}
+
+/// What `path` parsed to, parsed by `parse` only the first time: under its
+/// canonical path, if it has one (a missing file keeps its path, and its
+/// read fails).
+fn parsed_once<T: Clone>(
+    cache: &mut BTreeMap<PathBuf, T>,
+    path: &Path,
+    parse: impl FnOnce() -> Result<T, LoadError>,
+) -> Result<T, LoadError> {
+    let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    if let Some(parsed) = cache.get(&key) {
+        return Ok(parsed.clone());
+    }
+    let parsed = parse()?;
+    cache.insert(key, parsed.clone());
+    Ok(parsed)
+}
+
+/// Reads a `file:` entry's file. A UTF-8 byte order mark is refused, in
+/// JSON as Nomad refuses it (`nomad job run -json` decodes with Go's
+/// `encoding/json`, which takes no BOM: "invalid character 'ï' looking for
+/// beginning of value"), and in HCL alike rather than guessed at: a file
+/// saved by an editor that adds one is refused plainly, not as malformed.
+fn entry_text(
+    context: &FileContext,
+    at: serde_saphyr::Location,
+    field: &str,
+    file: &str,
+    path: &Path,
+) -> Result<String, LoadError> {
+    let text = read_text(path)
         .map_err(|message| at_entry(context, at, format!("{field}.file: {file}: {message}")))?;
-    Ok((path.display().to_string(), text))
+    if text.starts_with('\u{feff}') {
+        return Err(at_entry(
+            context,
+            at,
+            format!(
+                "{field}.file: {file}:1:1: expected JSON or HCL text, found a UTF-8 byte order mark (EF BB BF) first, which Nomad's JSON decoder refuses too: save the file without it"
+            ),
+        ));
+    }
+    Ok(text)
 }
 
 fn at_entry(context: &FileContext, at: serde_saphyr::Location, message: String) -> LoadError {

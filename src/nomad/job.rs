@@ -250,8 +250,9 @@ fn raw_group(
                 file,
                 group.at,
                 format!(
-                    "group \"{}\": count {n} is not a whole number of at least 0",
-                    group.name
+                    "group \"{}\": count {n} is out of range: expected a whole number from 0 to {}",
+                    group.name,
+                    u32::MAX
                 ),
             )
         })?)),
@@ -324,8 +325,9 @@ fn raw_migrate(file: &str, group: &NomadGroup, m: &NomadMigrate) -> Result<RawMi
                 file,
                 group.at,
                 format!(
-                    "group \"{}\": migrate max_parallel {n} is not a whole number of at least 0",
-                    group.name
+                    "group \"{}\": migrate max_parallel {n} is out of range: expected a whole number from 0 to {}",
+                    group.name,
+                    u32::MAX
                 ),
             )
         })?),
@@ -510,8 +512,9 @@ fn raw_task(
                         file,
                         task.at,
                         format!(
-                            "task \"{}\": {what} {n} must be a whole number of at least 0",
-                            task.name
+                            "task \"{}\": {what} {n} is out of range: expected a whole number from 0 to {}",
+                            task.name,
+                            i64::MAX
                         ),
                     )
                 })

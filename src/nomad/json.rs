@@ -18,7 +18,7 @@ use crate::scenario::error::{LoadError, Position, file_error};
 
 /// Parses JSON text, with Nomad-shaped errors.
 pub fn parse_value(text: &str, file: &str) -> Result<Value, LoadError> {
-    serde_json::from_str(text).map_err(|err| {
+    super::json_keys::parse_unique(text).map_err(|err| {
         let message = err.to_string();
         let message = message
             .rfind(" at line ")
@@ -86,15 +86,24 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// The value, absent when missing or null.
+    /// The value, absent when missing or null; its key matched as Go's
+    /// `encoding/json` matches a field (exact, else in any case).
     fn get(&self, key: &str) -> Option<&'a Value> {
-        self.map.get(key).filter(|v| !v.is_null())
+        super::json_keys::get(self.map, key)
+            .map(|(_, v)| v)
+            .filter(|v| !v.is_null())
+    }
+
+    /// Where the key that `key` matches first appears.
+    fn at(&self, key: &str) -> Option<Position> {
+        let actual = super::json_keys::get(self.map, key).map_or(key, |(k, _)| k);
+        key_position(self.text, actual)
     }
 
     fn wrong(&self, key: &str, expected: &str, found: &Value) -> LoadError {
         file_error(
             self.file,
-            key_position(self.text, key),
+            self.at(key),
             format!(
                 "{}.{key}: expected {expected}, found {}",
                 self.what,
@@ -160,7 +169,7 @@ impl<'a> Fields<'a> {
             Some(n) if n >= 0 => Ok(Some(Millis(n.unsigned_abs() / 1_000_000))),
             Some(n) => Err(file_error(
                 self.file,
-                key_position(self.text, key),
+                self.at(key),
                 format!("{}.{key}: duration {n} ns is negative", self.what),
             )),
         }
@@ -182,7 +191,7 @@ impl<'a> Fields<'a> {
     fn ignore_if_set(&self, keys: &[&str], prefix: &str, ignored: &mut Ignored) {
         for key in keys {
             if self.set(key) {
-                ignored.push((format!("{prefix}{key}"), key_position(self.text, key)));
+                ignored.push((format!("{prefix}{key}"), self.at(key)));
             }
         }
     }
@@ -243,6 +252,7 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
         datacenters: fields.strings("Datacenters")?,
         ..NomadJob::default()
     };
+    super::json_keys::unknown_keys(job, &mut out.ignored, &|key| key_position(text, key));
     fields.ignore_if_set(&["Migrate", "Multiregion"], "", &mut out.ignored);
     if fields
         .string("NodePool")?

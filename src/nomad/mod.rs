@@ -29,4 +29,5 @@ pub mod files;
 pub mod hcl;
 pub mod job;
 pub mod json;
+mod json_keys;
 pub mod volume;

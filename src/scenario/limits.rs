@@ -54,3 +54,16 @@ pub const MAX_RESCHEDULE_ATTEMPTS: u32 = 1000;
 pub const MAX_REGEXP_BYTES: usize = 4096;
 /// Most memory one compiled regexp (and its lazy DFA) may take.
 pub const MAX_REGEXP_COMPILED_BYTES: usize = 1 << 20;
+
+/// HCL job files and volume specs: tokens in a file (the parser keeps each
+/// as a node, about 80 bytes), task `config` blocks aside (never parsed).
+pub const HCL_MAX_TOKENS: usize = 1_000_000;
+/// HCL evaluation: the largest value any expression may build, in bytes of
+/// memory as counted by `nomad::hcl::budget` (a string's bytes, 32 per
+/// value, 96 per object entry), bounded before it is evaluated.
+pub const HCL_MAX_VALUE_BYTES: u64 = 8 * 1024 * 1024;
+/// HCL evaluation: iterations of one `for` expression or directive.
+pub const HCL_MAX_FOR_ITERATIONS: u64 = 100_000;
+/// HCL evaluation: the work of evaluating every expression of a file, in
+/// the same bytes (each value built or copied counted once).
+pub const HCL_MAX_EVAL_BYTES: u64 = 64 * 1024 * 1024;

@@ -2,35 +2,75 @@
 //! every block's position), its variables and locals evaluated with
 //! `hcl-rs`, and typed reads of attributes that report `file:line:column`.
 
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+
 use hcl::Value;
 use hcl::edit::Span;
 use hcl::edit::expr::Expression as EditExpr;
 use hcl::edit::structure::{Attribute, Block, Body};
 use hcl::eval::{Context, Evaluate};
 
+use super::budget::{self, Bound, Known, Refs};
 use super::functions::{FUNCTIONS, declare_functions};
 use super::runtime::keep_runtime_interpolations;
+use super::scan;
 use crate::model::time::{Millis, parse_duration};
 use crate::scenario::error::{LoadError, Position, file_error};
+
+/// A local's state: written, being evaluated (its dependencies first),
+/// evaluated (with its measured bound), or failed.
+enum Local {
+    Pending(EditExpr),
+    InProgress(EditExpr),
+    Done(Value, Bound),
+    Failed(LoadError),
+}
 
 /// A parsed HCL file: its text (for positions) and its evaluation context.
 pub struct HclFile<'t> {
     pub file: &'t str,
     text: &'t str,
     line_starts: Vec<usize>,
+    /// The functions; each evaluation declares, in a copy, the variables
+    /// and locals it refers to.
     ctx: Context<'static>,
-    /// Locals that could not be evaluated, with why: reported only if a
-    /// field plansim needs refers to one.
-    broken_locals: Vec<(String, LoadError)>,
+    vars: BTreeMap<String, (Value, Bound)>,
+    /// Locals by name, each evaluated once, when a field plansim reads
+    /// first needs it (after the locals it needs, in dependency order).
+    locals: RefCell<BTreeMap<String, Local>>,
+    /// Where each local is written, for cycle errors.
+    local_spans: BTreeMap<String, Option<std::ops::Range<usize>>>,
+    /// The evaluation work spent so far, against HCL_MAX_EVAL_BYTES.
+    spent: Cell<u64>,
     /// Variables declared without a default (plansim has no `-var`).
     no_default: Vec<String>,
     pub body: Body,
 }
 
 impl<'t> HclFile<'t> {
-    /// Parses `text` and evaluates its variables and locals.
+    /// Parses `text` (task `config` blocks blanked, tokens counted first)
+    /// and evaluates its variables; locals are evaluated when first used.
     pub fn parse(text: &'t str, file: &'t str) -> Result<Self, LoadError> {
-        let body = hcl::edit::parser::parse_body(text).map_err(|err| {
+        let line_starts: Vec<usize> = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let mut hcl = HclFile {
+            file,
+            text,
+            line_starts,
+            ctx: Context::new(),
+            vars: BTreeMap::new(),
+            locals: RefCell::new(BTreeMap::new()),
+            local_spans: BTreeMap::new(),
+            spent: Cell::new(0),
+            no_default: Vec::new(),
+            body: Body::default(),
+        };
+        let blanked = scan::prepare(text)
+            .map_err(|over| hcl.error(Some(over.offset..over.offset), over.message))?;
+        let parsed = hcl::edit::parser::parse_body(blanked.as_deref().unwrap_or(text));
+        hcl.body = parsed.map_err(|err| {
             let location = err.location();
             LoadError {
                 file: file.to_string(),
@@ -41,22 +81,9 @@ impl<'t> HclFile<'t> {
                 message: format!("malformed HCL: {}", err.message()),
             }
         })?;
-        let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        let mut ctx = Context::new();
-        declare_functions(&mut ctx);
-        let mut hcl = HclFile {
-            file,
-            text,
-            line_starts,
-            ctx,
-            broken_locals: Vec::new(),
-            no_default: Vec::new(),
-            body,
-        };
+        declare_functions(&mut hcl.ctx);
         hcl.declare_variables()?;
-        hcl.declare_locals();
+        hcl.declare_locals()?;
         Ok(hcl)
     }
 
@@ -80,7 +107,7 @@ impl<'t> HclFile<'t> {
     /// `variable "x" { default = ... }` and `variables { x = ... }`. A
     /// variable without a default is left undeclared: using it is an error.
     fn declare_variables(&mut self) -> Result<(), LoadError> {
-        let mut vars = hcl::Map::new();
+        let mut vars = BTreeMap::new();
         let mut without_default = Vec::new();
         for block in self.body.blocks() {
             match block.ident.as_str() {
@@ -110,69 +137,183 @@ impl<'t> HclFile<'t> {
                 _ => {}
             }
         }
-        self.ctx.declare_var("var", Value::Object(vars));
+        self.vars = vars
+            .into_iter()
+            .map(|(name, value)| {
+                let bound = budget::measure(&value);
+                (name, (value, bound))
+            })
+            .collect();
         self.no_default = without_default;
         Ok(())
     }
 
-    /// `locals { ... }`, which may refer to each other: evaluated in rounds
-    /// until no more can be.
-    fn declare_locals(&mut self) {
-        let mut pending: Vec<Attribute> = self
-            .body
-            .blocks()
-            .filter(|b| b.ident.as_str() == "locals")
-            .flat_map(|b| b.body.attributes().cloned().collect::<Vec<_>>())
-            .collect();
-        let mut locals = hcl::Map::new();
-        loop {
-            self.ctx.declare_var("local", Value::Object(locals.clone()));
-            let mut failed = Vec::new();
-            let mut progress = false;
-            for attr in pending {
-                match self.eval(&attr.value) {
-                    Ok(value) => {
-                        locals.insert(attr.key.as_str().to_string(), value);
-                        progress = true;
-                    }
-                    Err(err) => failed.push((attr, err)),
+    /// `locals { ... }`: recorded, each to be evaluated when first used. A
+    /// name defined twice is refused, as HCL does.
+    fn declare_locals(&mut self) -> Result<(), LoadError> {
+        let mut locals = BTreeMap::new();
+        for block in self.body.blocks().filter(|b| b.ident.as_str() == "locals") {
+            for attr in block.body.attributes() {
+                let name = attr.key.as_str().to_string();
+                if let Some(first) = self.local_spans.get(&name) {
+                    let at = self.position(first.clone()).map_or(String::new(), |p| {
+                        format!(" (first at line {}, column {})", p.line, p.column)
+                    });
+                    return Err(self.error(
+                        attr.span(),
+                        format!("local.{name} is defined twice{at}: expected each local once"),
+                    ));
                 }
+                self.local_spans.insert(name.clone(), attr.span());
+                locals.insert(name, Local::Pending(attr.value.clone()));
             }
-            if !progress || failed.is_empty() {
-                self.ctx.declare_var("local", Value::Object(locals));
-                self.broken_locals = failed
-                    .into_iter()
-                    .map(|(attr, err)| (attr.key.as_str().to_string(), err))
-                    .collect();
-                return;
+        }
+        self.locals = RefCell::new(locals);
+        Ok(())
+    }
+
+    /// Evaluates `root` and, before it, the locals it needs (depth first,
+    /// without recursion: a chain of any length costs its length). A cycle
+    /// fails every local on it, naming the chain.
+    fn resolve_local(&self, root: &str) {
+        let pending = matches!(self.locals.borrow().get(root), Some(Local::Pending(_)));
+        if !pending {
+            return;
+        }
+        let mut stack: Vec<(String, Vec<String>, usize)> = Vec::new();
+        stack.push(self.start_local(root));
+        while let Some((name, deps, next)) = stack.last_mut() {
+            if let Some(dep) = deps.get(*next).cloned() {
+                *next += 1;
+                let state = match self.locals.borrow().get(&dep) {
+                    Some(Local::Pending(_)) => 0,
+                    Some(Local::InProgress(_)) => 1,
+                    _ => 2,
+                };
+                match state {
+                    0 => stack.push(self.start_local(&dep)),
+                    1 => self.fail_cycle(&stack, &dep),
+                    _ => {}
+                }
+                continue;
             }
-            pending = failed.into_iter().map(|(attr, _)| attr).collect();
+            let name = name.clone();
+            stack.pop();
+            let removed = self.locals.borrow_mut().remove(&name);
+            let expr = match removed {
+                Some(Local::InProgress(expr)) => expr,
+                Some(other) => {
+                    self.locals.borrow_mut().insert(name, other);
+                    continue;
+                }
+                None => continue,
+            };
+            // A local whose dependency failed fails with that cause.
+            let failed_dep = self.failed_dependency(&expr);
+            let state = match failed_dep.map_or_else(|| self.eval(&expr), Err) {
+                Ok(value) => {
+                    let bound = budget::measure(&value);
+                    Local::Done(value, bound)
+                }
+                Err(err) => Local::Failed(err),
+            };
+            self.locals.borrow_mut().insert(name, state);
+        }
+    }
+
+    /// The first failure among the locals `expr` refers to.
+    fn failed_dependency(&self, expr: &EditExpr) -> Option<LoadError> {
+        let mut refs = Refs::default();
+        budget::references(expr, &mut refs);
+        let locals = self.locals.borrow();
+        refs.locals.iter().find_map(|name| match locals.get(name) {
+            Some(Local::Failed(err)) => Some(err.clone()),
+            _ => None,
+        })
+    }
+
+    /// Marks `name` in progress; returns it with the locals it refers to.
+    fn start_local(&self, name: &str) -> (String, Vec<String>, usize) {
+        let mut locals = self.locals.borrow_mut();
+        let mut refs = Refs::default();
+        if let Some(Local::Pending(expr)) = locals.remove(name) {
+            budget::references(&expr, &mut refs);
+            locals.insert(name.to_string(), Local::InProgress(expr));
+        }
+        (name.to_string(), refs.locals, 0)
+    }
+
+    /// `dep` is on the stack: every local from it to the top refers to
+    /// the next, and the top to `dep`.
+    fn fail_cycle(&self, stack: &[(String, Vec<String>, usize)], dep: &str) {
+        let from = stack.iter().position(|(n, _, _)| n == dep).unwrap_or(0);
+        let chain: Vec<String> = stack[from..]
+            .iter()
+            .map(|(n, _, _)| format!("local.{n}"))
+            .chain(std::iter::once(format!("local.{dep}")))
+            .collect();
+        let mut locals = self.locals.borrow_mut();
+        for (name, _, _) in &stack[from..] {
+            let span = self.local_spans.get(name).cloned().flatten();
+            let err = self.error(
+                span,
+                format!(
+                    "local.{name} depends on itself: {}; expected locals that refer to each other without a cycle",
+                    chain.join(" -> ")
+                ),
+            );
+            locals.insert(name.clone(), Local::Failed(err));
         }
     }
 
     /// Evaluates one expression; runtime interpolations stay as written.
+    /// The locals it refers to are evaluated first, then the expression is
+    /// bounded (`budget`) and only then evaluated.
     pub fn eval(&self, expr: &EditExpr) -> Result<Value, LoadError> {
+        let mut refs = Refs::default();
+        budget::references(expr, &mut refs);
+        for name in &refs.locals {
+            self.resolve_local(name);
+        }
+        let mut ctx = self.ctx.clone();
+        let mut var_bounds = BTreeMap::new();
+        let mut vars = hcl::Map::new();
+        for name in &refs.vars {
+            if let Some((value, bound)) = self.vars.get(name) {
+                var_bounds.insert(name.clone(), *bound);
+                vars.insert(name.clone(), value.clone());
+            }
+        }
+        let mut local_bounds = BTreeMap::new();
+        let mut locals = hcl::Map::new();
+        for name in &refs.locals {
+            if let Some(Local::Done(value, bound)) = self.locals.borrow().get(name) {
+                local_bounds.insert(name.clone(), *bound);
+                locals.insert(name.clone(), value.clone());
+            }
+        }
+        let known = Known {
+            vars: &var_bounds,
+            locals: &local_bounds,
+        };
+        let over = |o: budget::Over| self.error(o.span.or(expr.span()), o.message);
+        let bound = budget::bound(expr, &known).map_err(over)?;
+        let spent = self.spent.get().saturating_add(bound.work);
+        if spent > crate::scenario::limits::HCL_MAX_EVAL_BYTES {
+            return Err(over(budget::over_work(expr.span(), spent)));
+        }
+        self.spent.set(spent);
+        ctx.declare_var("var", Value::Object(vars));
+        ctx.declare_var("local", Value::Object(locals));
         let mut converted: hcl::Expression = expr.clone().into();
         keep_runtime_interpolations(&mut converted);
-        converted.evaluate(&self.ctx).map_err(|err| {
+        converted.evaluate(&ctx).map_err(|err| {
             let kind = err.kind();
             let message = match kind {
                 hcl::eval::ErrorKind::UndefinedVar(name) => format!(
                     "unknown variable `{name}` outside a string template: plansim knows var.NAME (variables with a default) and local.NAME; Nomad's runtime values are written in a template, \"${{attr.NAME}}\""
                 ),
-                hcl::eval::ErrorKind::NoSuchKey(key) => {
-                    if let Some((_, cause)) = self.broken_locals.iter().find(|(n, _)| n == key) {
-                        format!("local.{key} cannot be evaluated: {cause}")
-                    } else if self.no_default.contains(key) {
-                        format!(
-                            "variable \"{key}\" has no default: plansim takes no -var, so give it a default in the file"
-                        )
-                    } else {
-                        format!(
-                            "unknown variable or local `{key}`: declare it (variable \"{key}\" {{ default = ... }}, or in a locals block)"
-                        )
-                    }
-                }
+                hcl::eval::ErrorKind::NoSuchKey(key) => self.no_such_key(key),
                 hcl::eval::ErrorKind::UndefinedFunc(name) => format!(
                     "function `{name}` is not one plansim evaluates (it knows {})",
                     FUNCTIONS.join(", ")
@@ -181,6 +322,20 @@ impl<'t> HclFile<'t> {
             };
             self.error(expr.span(), message)
         })
+    }
+
+    fn no_such_key(&self, key: &str) -> String {
+        if let Some(Local::Failed(cause)) = self.locals.borrow().get(key) {
+            format!("local.{key} cannot be evaluated: {cause}")
+        } else if self.no_default.iter().any(|n| n == key) {
+            format!(
+                "variable \"{key}\" has no default: plansim takes no -var, so give it a default in the file"
+            )
+        } else {
+            format!(
+                "unknown variable or local `{key}`: declare it (variable \"{key}\" {{ default = ... }}, or in a locals block)"
+            )
+        }
     }
 
     pub fn string(&self, attr: &Attribute) -> Result<String, LoadError> {

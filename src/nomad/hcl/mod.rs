@@ -11,10 +11,12 @@
 //! `runtime` the evaluation context, `schema` the fields read per block and
 //! `job` the job file's blocks. Volume specs are read in `nomad::volume`.
 
+mod budget;
 pub mod file;
 mod functions;
 pub mod job;
 mod runtime;
+mod scan;
 mod schema;
 
 pub use file::HclFile;
