@@ -125,8 +125,15 @@ impl Simulation<'_> {
     /// The message of a traced run stopped at its sink's row limit
     /// (MAX_TRACE_ROWS in memory).
     pub(crate) fn describe_long_trace(&self, max: u64, name: &str) -> String {
+        // A trace held in memory (explain, --report, the hunt) cannot be
+        // dropped by the user; a streamed one (run --trace) can.
+        let advice = if name == "MAX_TRACE_ROWS" {
+            "this command holds the whole trace in memory: shorten the horizon (`run --trace` streams longer traces to a file)"
+        } else {
+            "run without --trace, or trace a shorter horizon"
+        };
         format!(
-            "stopped at {}s of {}s: the trace reached {max} rows ({name}); run without --trace, or trace a shorter horizon",
+            "stopped at {}s of {}s: the trace reached {max} rows ({name}); {advice}",
             self.now(),
             self.scenario.horizon
         )
