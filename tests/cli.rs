@@ -614,7 +614,7 @@ fn a_panic_prints_one_paragraph_and_writes_a_crash_file() {
     assert!(stderr.contains("This is a bug in plansim"), "{stderr}");
     assert!(!stderr.contains("panicked at"), "{stderr}");
     assert!(!stderr.contains("stack backtrace"), "{stderr}");
-    let files = files_in(&tmp);
+    let files = common::names_in(&tmp);
     assert_eq!(files.len(), 1, "{files:?}");
     let crash = tmp.join(&files[0]);
     assert!(files[0].starts_with("plansim-crash-"), "{files:?}");
