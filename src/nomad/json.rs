@@ -18,6 +18,15 @@ use crate::scenario::error::{LoadError, Position, file_error};
 
 /// Parses JSON text, with Nomad-shaped errors.
 pub fn parse_value(text: &str, file: &str) -> Result<Value, LoadError> {
+    parse_typed(text, file)
+}
+
+/// Parses JSON straight into `T` (only the fields `T` has are kept), with
+/// a malformed file reported at its line and column.
+pub fn parse_typed<'t, T: serde::Deserialize<'t>>(
+    text: &'t str,
+    file: &str,
+) -> Result<T, LoadError> {
     serde_json::from_str(text).map_err(|err| {
         let message = err.to_string();
         let message = message
@@ -30,7 +39,12 @@ pub fn parse_value(text: &str, file: &str) -> Result<Value, LoadError> {
                 // serde_json counts the column before the first character as 0.
                 column: err.column().max(1) as u64,
             }),
-            format!("malformed JSON: {message}"),
+            // Well-formed JSON of the wrong shape (a name that is a number).
+            if err.is_data() {
+                format!("unexpected JSON: {message}")
+            } else {
+                format!("malformed JSON: {message}")
+            },
         )
     })
 }

@@ -54,3 +54,9 @@ pub const MAX_RESCHEDULE_ATTEMPTS: u32 = 1000;
 pub const MAX_REGEXP_BYTES: usize = 4096;
 /// Most memory one compiled regexp (and its lazy DFA) may take.
 pub const MAX_REGEXP_COMPILED_BYTES: usize = 1 << 20;
+/// Most bytes `plansim import nomad` reads across every file of an export
+/// (each file also at most MAX_FILE_BYTES): only the files it uses are read.
+pub const IMPORT_MAX_TOTAL_BYTES: u64 = 1024 * 1024 * 1024;
+/// Most entries an export's directories (DIR and its node/, plugin/,
+/// volume/ and job/) may list together: the listing is refused past it.
+pub const IMPORT_MAX_ENTRIES: usize = 500_000;
