@@ -248,14 +248,7 @@ const EXPORT: &str = "tests/fixtures/nomad/export";
 /// `plansim import nomad` of the fixture export into `dir`.
 fn import_into(dir: &Path) -> (std::process::Output, std::path::PathBuf) {
     let out = dir.join("imported.yaml");
-    let output = common::plansim(&[
-        "import",
-        "nomad",
-        common::arg(&common::repo_path(EXPORT)),
-        "--out",
-        common::arg(&out),
-    ]);
-    (output, out)
+    (import_export(&common::repo_path(EXPORT), &out), out)
 }
 
 #[test]
@@ -320,15 +313,7 @@ fn import_refuses_a_broken_export_and_writes_nothing() {
     let export = dir.join("export");
     std::fs::create_dir_all(&export).unwrap();
     let out = dir.join("out.yaml");
-    let attempt = || {
-        common::plansim(&[
-            "import",
-            "nomad",
-            common::arg(&export),
-            "--out",
-            common::arg(&out),
-        ])
-    };
+    let attempt = || import_export(&export, &out);
     let missing = attempt();
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("nodes.json"));

@@ -21,20 +21,24 @@ pub struct Imported {
 pub fn import(files: &dyn ExportSource, name: &str) -> Result<Imported, LoadError> {
     let imported = read(files)?;
     let cluster = &imported.cluster;
-    too_large("nodes", cluster.nodes.len(), limits::MAX_NODES, "MAX_NODES")?;
-    too_large(
-        "volumes",
-        cluster.volumes.len(),
-        limits::MAX_VOLUMES,
-        "MAX_VOLUMES",
-    )?;
-    too_large("jobs", cluster.jobs.len(), limits::MAX_JOBS, "MAX_JOBS")?;
-    too_large(
-        "nodes down or draining (each a timeline event)",
-        cluster.start_events.len(),
-        limits::MAX_EVENTS,
-        "MAX_EVENTS",
-    )?;
+    for (what, count, limit, name) in [
+        ("nodes", cluster.nodes.len(), limits::MAX_NODES, "MAX_NODES"),
+        (
+            "volumes",
+            cluster.volumes.len(),
+            limits::MAX_VOLUMES,
+            "MAX_VOLUMES",
+        ),
+        ("jobs", cluster.jobs.len(), limits::MAX_JOBS, "MAX_JOBS"),
+        (
+            "nodes down or draining (each a timeline event)",
+            cluster.start_events.len(),
+            limits::MAX_EVENTS,
+            "MAX_EVENTS",
+        ),
+    ] {
+        too_large(what, count, limit, name)?;
+    }
     let yaml = to_yaml(&WrittenScenario {
         name: name.to_string(),
         description: "Imported from a Nomad cluster's HTTP API by plansim import nomad.".into(),
