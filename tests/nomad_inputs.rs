@@ -248,14 +248,7 @@ const EXPORT: &str = "tests/fixtures/nomad/export";
 /// `plansim import nomad` of the fixture export into `dir`.
 fn import_into(dir: &Path) -> (std::process::Output, std::path::PathBuf) {
     let out = dir.join("imported.yaml");
-    let output = common::plansim(&[
-        "import",
-        "nomad",
-        common::arg(&common::repo_path(EXPORT)),
-        "--out",
-        common::arg(&out),
-    ]);
-    (output, out)
+    (import_export(&common::repo_path(EXPORT), &out), out)
 }
 
 #[test]
@@ -288,7 +281,7 @@ fn import_writes_a_scenario_that_validates_runs_and_starts_with_claims_held() {
     assert!(held.metrics.infeasible >= 1);
     // Without the starting state the same cluster places one allocation.
     let text = std::fs::read_to_string(&out).unwrap();
-    let cut = text.find("initial_allocations:").unwrap();
+    let cut = text.find("initial_allocations_by_node:").unwrap();
     let end = text.find("events:").unwrap();
     let fresh_text = format!("{}{}", &text[..cut], &text[end..]);
     let fresh = plansim::scenario::load_str(&fresh_text, "fresh.yaml", "fresh").unwrap();
@@ -320,15 +313,7 @@ fn import_refuses_a_broken_export_and_writes_nothing() {
     let export = dir.join("export");
     std::fs::create_dir_all(&export).unwrap();
     let out = dir.join("out.yaml");
-    let attempt = || {
-        common::plansim(&[
-            "import",
-            "nomad",
-            common::arg(&export),
-            "--out",
-            common::arg(&out),
-        ])
-    };
+    let attempt = || import_export(&export, &out);
     let missing = attempt();
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("nodes.json"));
@@ -347,6 +332,166 @@ fn import_refuses_a_broken_export_and_writes_nothing() {
     assert_eq!(wrong.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("expected a JSON list of nodes"));
     assert!(!out.exists(), "nothing is written for bad input");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `plansim import nomad EXPORT --out OUT`.
+fn import_export(export: &Path, out: &Path) -> std::process::Output {
+    common::plansim(&[
+        "import",
+        "nomad",
+        common::arg(export),
+        "--out",
+        common::arg(out),
+    ])
+}
+
+#[test]
+fn import_opens_only_the_files_it_uses() {
+    let dir = common::temp_dir("nomad-import-only-used");
+    let export = dir.join("export");
+    for (from, to) in common::files_under(&common::repo_path(EXPORT)) {
+        let path = export.join(from);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, to).unwrap();
+    }
+    // Larger than any limit, and one never ends: reading either would fail.
+    let sparse = std::fs::File::create(export.join("backup.tar")).unwrap();
+    sparse.set_len(2 << 30).unwrap();
+    let unlisted = std::fs::File::create(export.join("node/not-in-nodes-json.json")).unwrap();
+    unlisted.set_len(2 << 30).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("/dev/zero", export.join("job/zero.json")).unwrap();
+    let out = dir.join("imported.yaml");
+    let output = import_export(&export, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("backup.tar: not a file plansim reads; ignored"),
+        "{stderr}"
+    );
+    assert!(
+        common::plansim(&["validate", common::arg(&out)])
+            .status
+            .success()
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A file name of the export folder is data: a newline or an ESC in it is
+/// printed escaped in the note that names it, never raw.
+#[test]
+fn import_notes_print_file_names_escaped() {
+    let dir = common::temp_dir("nomad-import-odd-names");
+    let export = dir.join("export");
+    for (from, to) in common::files_under(&common::repo_path(EXPORT)) {
+        let path = export.join(from);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, to).unwrap();
+    }
+    std::fs::write(export.join("z\u{1b}[31m\nFORGED.json"), "{}").unwrap();
+    let output = import_export(&export, &dir.join("imported.yaml"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("note: z\\u{1b}[31m\\nFORGED.json: not a file plansim reads"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.lines().any(|l| l.starts_with("FORGED")),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// An export of `nodes` nodes and one job whose `allocations` allocations
+/// all run, spread over the nodes.
+fn large_export(export: &Path, nodes: usize, allocations: usize) {
+    std::fs::create_dir_all(export.join("job")).unwrap();
+    let node_list: Vec<String> = (0..nodes)
+        .map(|i| {
+            format!(
+                r#"{{"ID": "id-{i}", "Name": "n{i}", "Status": "ready", "Datacenter": "dc1", "Drivers": {{"docker": {{"Detected": true, "Healthy": true}}}}, "NodeResources": {{"Cpu": {{"CpuShares": 100000}}, "Memory": {{"MemoryMB": 100000}}}}}}"#
+            )
+        })
+        .collect();
+    std::fs::write(
+        export.join("nodes.json"),
+        format!("[{}]", node_list.join(",\n")),
+    )
+    .unwrap();
+    std::fs::write(
+        export.join("jobs.json"),
+        r#"[{"ID": "big", "Status": "running", "Stop": false}]"#,
+    )
+    .unwrap();
+    std::fs::write(
+        export.join("job/big.json"),
+        format!(
+            r#"{{"ID": "big", "Name": "big", "Type": "service", "Datacenters": ["dc1"], "TaskGroups": [{{"Name": "g", "Count": {allocations}, "Tasks": [{{"Name": "t", "Driver": "docker", "Resources": {{"CPU": 10, "MemoryMB": 10}}}}]}}]}}"#
+        ),
+    )
+    .unwrap();
+    let alloc_list: Vec<String> = (0..allocations)
+        .map(|i| {
+            format!(
+                r#"{{"Name": "big.g[{i}]", "JobID": "big", "NodeID": "id-{}", "DesiredStatus": "run", "ClientStatus": "running"}}"#,
+                i % nodes
+            )
+        })
+        .collect();
+    std::fs::write(
+        export.join("allocations.json"),
+        format!("[{}]", alloc_list.join(",\n")),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_110000_allocation_export_imports_and_validates() {
+    let dir = common::temp_dir("nomad-import-large");
+    let export = dir.join("export");
+    large_export(&export, 1000, 110_000);
+    let out = dir.join("large.yaml");
+    let output = import_export(&export, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    // One YAML entry per allocation (7 YAML nodes each) would pass
+    // YAML_MAX_NODES; the compact form, one node each, loads.
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("\ninitial_allocations_by_node:\n"));
+    assert!(!text.contains("\ninitial_allocations:"));
+    let validate = common::plansim(&["validate", common::arg(&out)]);
+    assert_eq!(
+        validate.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&validate.stderr)
+    );
+    let scenario = load_file(&out).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scenario.initial_allocations.len(), 110_000);
+    assert_eq!(scenario.nodes.len(), 1000);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn an_export_past_the_loaders_limits_is_refused_naming_the_limit() {
+    let dir = common::temp_dir("nomad-import-too-large");
+    let export = dir.join("export");
+    std::fs::create_dir_all(&export).unwrap();
+    let nodes = plansim::scenario::limits::MAX_NODES + 1;
+    let list: Vec<String> = (0..nodes)
+        .map(|i| format!(r#"{{"ID": "id-{i}", "Name": "n{i}", "Status": "ready"}}"#))
+        .collect();
+    std::fs::write(export.join("nodes.json"), format!("[{}]", list.join(",\n"))).unwrap();
+    let out = dir.join("too-large.yaml");
+    let output = import_export(&export, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("{nodes} nodes")), "{stderr}");
+    assert!(stderr.contains("(MAX_NODES)"), "{stderr}");
+    assert!(!stderr.contains("please report"), "{stderr}");
+    assert!(!out.exists(), "nothing is written");
     std::fs::remove_dir_all(dir).unwrap();
 }
 

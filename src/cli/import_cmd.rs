@@ -1,13 +1,18 @@
 //! `plansim import nomad DIR --out SCENARIO.yaml`
 
+use std::cell::Cell;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
 use super::output::{EXIT_BAD_INPUT, EXIT_OK};
-use crate::import::nomad::{ExportFiles, import};
+use crate::fsio::{ReadError, human_bytes, read_text_limited};
+use crate::import::nomad::{EXPORT_DIRS, ExportSource, import};
+use crate::names::one_line;
 use crate::report::outdir;
-use crate::scenario::load::read_limited;
+use crate::scenario::error::{LoadError, file_error};
+use crate::scenario::limits::{IMPORT_MAX_ENTRIES, IMPORT_MAX_TOTAL_BYTES, MAX_FILE_BYTES};
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
@@ -30,23 +35,24 @@ enum ImportSource {
     },
 }
 
-/// Most files one export may hold.
-const MAX_EXPORT_FILES: usize = 100_000;
+/// The loader's size limits, as its messages name them.
+const LIMIT_NAMES: [&str; 8] = [
+    "YAML_MAX_NODES",
+    "YAML_MAX_EVENTS",
+    "YAML_MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_NODES",
+    "MAX_JOBS",
+    "MAX_ALLOCATIONS",
+    "MAX_TEMPLATE_BYTES",
+];
 
 pub fn run(args: ImportArgs) -> u8 {
     let ImportSource::Nomad { dir, out, force } = args.source;
-    let files = match read_export(&dir) {
+    let files = match list_export(&dir) {
         Ok(files) => files,
         Err(message) => {
-            eprintln!("{message}");
-            return EXIT_BAD_INPUT;
-        }
-    };
-    // Every input is read: the output may be none of them.
-    let claimed = match outdir::claim_file(&out, force) {
-        Ok(claimed) => claimed,
-        Err(message) => {
-            eprintln!("{message}");
+            eprintln!("{}", one_line(&message));
             return EXIT_BAD_INPUT;
         }
     };
@@ -64,64 +70,129 @@ pub fn run(args: ImportArgs) -> u8 {
     };
     // What is written must load: checked before anything is written.
     if let Err(err) = crate::scenario::load_str(&imported.yaml, &out.display().to_string(), &name) {
-        eprintln!("the imported scenario does not load (please report this): {err}");
+        // A limit the export goes past (YAML_MAX_NODES, MAX_ALLOCATIONS, ...)
+        // is the export's size; anything else is plansim's mistake.
+        let message = err.to_string();
+        if LIMIT_NAMES
+            .iter()
+            .any(|limit| message.contains(&format!("({limit})")))
+        {
+            eprintln!(
+                "{}: the export is too large for one scenario (nothing written): {err}",
+                one_line(&dir.display().to_string())
+            );
+        } else {
+            eprintln!("the imported scenario does not load (please report this): {err}");
+        }
         return EXIT_BAD_INPUT;
     }
+    // Every input is read (each file as it was parsed): the output may be none of them.
+    let claimed = match outdir::claim_file(&out, force) {
+        Ok(claimed) => claimed,
+        Err(message) => {
+            eprintln!("{}", one_line(&message));
+            return EXIT_BAD_INPUT;
+        }
+    };
+    // Notes name files of the export folder: names are data.
     for note in &imported.notes {
-        eprintln!(
-            "{}",
-            note.strip_prefix("warning: ").map_or_else(
-                || format!("note: {note}"),
-                |w| format!("warning: {}", dir.join(w).display())
-            )
+        let line = note.strip_prefix("warning: ").map_or_else(
+            || format!("note: {note}"),
+            |w| format!("warning: {}", dir.join(w).display()),
         );
+        eprintln!("{}", one_line(&line));
     }
     let text = outdir::stamp("import nomad", &imported.yaml);
     if let Err(message) = claimed.write(text.as_bytes()) {
-        eprintln!("{message}");
+        eprintln!("{}", one_line(&message));
         return EXIT_BAD_INPUT;
     }
     EXIT_OK
 }
 
-/// Every `*.json` directly in DIR and in its node/, plugin/, volume/ and
-/// job/ subdirectories, each read up to MAX_FILE_BYTES.
-fn read_export(dir: &Path) -> Result<ExportFiles, String> {
+/// An export directory: listed once (at most IMPORT_MAX_ENTRIES names),
+/// and a file read only when the importer asks for it by one of the names
+/// it uses, each through the size-limited reader, all of them together
+/// within IMPORT_MAX_TOTAL_BYTES.
+struct ExportDir {
+    dir: PathBuf,
+    listed: BTreeSet<String>,
+    read_so_far: Cell<u64>,
+}
+
+/// Lists DIR and its node/, plugin/, volume/ and job/ subdirectories
+/// (names only: nothing in them is opened or stat'ed).
+fn list_export(dir: &Path) -> Result<ExportDir, String> {
     if !dir.is_dir() {
         return Err(format!("{}: not a directory", dir.display()));
     }
-    let mut files = ExportFiles::new();
-    for sub in ["", "node", "plugin", "volume", "job"] {
+    let mut listed = BTreeSet::new();
+    for sub in std::iter::once("").chain(EXPORT_DIRS) {
         let path = dir.join(sub);
-        if !path.is_dir() {
-            continue;
-        }
-        let entries = std::fs::read_dir(&path)
-            .map_err(|err| format!("{}: cannot read directory: {err}", path.display()))?;
+        let entries = match std::fs::read_dir(&path) {
+            Ok(entries) => entries,
+            // A subdirectory not saved (or not a directory): listed as a name above.
+            Err(_) if !sub.is_empty() => continue,
+            Err(err) => {
+                return Err(format!("{}: cannot read directory: {err}", path.display()));
+            }
+        };
         for entry in entries {
             let entry = entry.map_err(|err| format!("{}: {err}", path.display()))?;
-            let file = entry.path();
-            if !file.is_file() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if sub.is_empty() && EXPORT_DIRS.contains(&name.as_str()) {
                 continue;
             }
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let key = if sub.is_empty() {
-                name
-            } else {
-                format!("{sub}/{name}")
-            };
-            if files.len() >= MAX_EXPORT_FILES {
+            if listed.len() >= IMPORT_MAX_ENTRIES {
                 return Err(format!(
-                    "{}: more than {MAX_EXPORT_FILES} files (MAX_EXPORT_FILES)",
+                    "{}: more than {IMPORT_MAX_ENTRIES} entries in it and its node/, plugin/, volume/ and job/ (IMPORT_MAX_ENTRIES)",
                     dir.display()
                 ));
             }
-            let bytes =
-                read_limited(&file).map_err(|message| format!("{}: {message}", file.display()))?;
-            let text = String::from_utf8(bytes)
-                .map_err(|_| format!("{}: not UTF-8 text", file.display()))?;
-            files.insert(key, text);
+            listed.insert(if sub.is_empty() {
+                name
+            } else {
+                format!("{sub}/{name}")
+            });
         }
     }
-    Ok(files)
+    Ok(ExportDir {
+        dir: dir.to_path_buf(),
+        listed,
+        read_so_far: Cell::new(0),
+    })
+}
+
+impl ExportSource for ExportDir {
+    fn listed(&self) -> Vec<String> {
+        self.listed.iter().cloned().collect()
+    }
+
+    fn read(&self, path: &str) -> Result<Option<String>, LoadError> {
+        // Only what the listing holds: an id such as `../x` names no file.
+        if !self.listed.contains(path) {
+            return Ok(None);
+        }
+        let left = IMPORT_MAX_TOTAL_BYTES.saturating_sub(self.read_so_far.get());
+        let (limit, limit_name) = if left < MAX_FILE_BYTES as u64 {
+            (left, "IMPORT_MAX_TOTAL_BYTES")
+        } else {
+            (MAX_FILE_BYTES as u64, "MAX_FILE_BYTES")
+        };
+        let refused = |message: String| file_error(path, None, message);
+        let text = match read_text_limited(&self.dir.join(path), limit, limit_name) {
+            Ok(text) => text,
+            Err(ReadError::NotFound) => return Ok(None),
+            Err(ReadError::Refused(message)) if limit_name == "IMPORT_MAX_TOTAL_BYTES" => {
+                return Err(refused(format!(
+                    "{message}: the files an import reads may hold {} in all (IMPORT_MAX_TOTAL_BYTES)",
+                    human_bytes(IMPORT_MAX_TOTAL_BYTES)
+                )));
+            }
+            Err(ReadError::Refused(message)) => return Err(refused(message)),
+        };
+        self.read_so_far
+            .set(self.read_so_far.get() + text.len() as u64);
+        Ok(Some(text))
+    }
 }

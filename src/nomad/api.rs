@@ -8,17 +8,38 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use super::job::{ignored_warning, to_raw_job};
-use super::json::{parse_job, parse_value, volume_from_value};
+use super::json::{parse_job, parse_typed, parse_value, volume_from_value};
 use super::volume::to_raw_volume;
 use crate::scenario::error::{LoadError, Position, file_error};
 use crate::scenario::raw::*;
 use crate::scenario::write::raw::{RawCluster, StartEvent};
 
-/// The files of an export, by path inside DIR (`/`-separated).
-pub type ExportFiles = BTreeMap<String, String>;
+/// Where an export's files come from (a directory, for `plansim import
+/// nomad DIR`): only the files named here are ever read, each when it is
+/// parsed.
+pub trait ExportSource {
+    /// Every path the export lists (`nodes.json`, `node/<id>.json`, ...),
+    /// for the notes on what is not read.
+    fn listed(&self) -> Vec<String>;
+    /// The text of the file at `path` inside the export, if it has one.
+    fn read(&self, path: &str) -> Result<Option<String>, LoadError>;
+}
+
+/// The files plansim reads at the top of an export; the rest are in these
+/// subdirectories, as `<dir>/<id>.json`.
+pub const EXPORT_FILES: [&str; 5] = [
+    "nodes.json",
+    "plugins.json",
+    "volumes.json",
+    "jobs.json",
+    "allocations.json",
+];
+/// The subdirectories of an export that hold one file per id.
+pub const EXPORT_DIRS: [&str; 4] = ["node", "plugin", "volume", "job"];
 
 /// What the export says about the cluster, as raw types.
 pub struct ImportedCluster {
@@ -44,38 +65,150 @@ fn checked_name<'a>(file: &str, what: &str, name: &'a str) -> Result<&'a str, Lo
     Ok(name)
 }
 
-fn list<'v>(value: &'v Value, file: &str, what: &str) -> Result<&'v Vec<Value>, LoadError> {
-    value.as_array().ok_or_else(|| {
-        file_error(
+/// A list response parsed straight into `T`s (only the fields used).
+fn parse_list<'t, T: Deserialize<'t>>(
+    text: &'t str,
+    file: &str,
+    what: &str,
+) -> Result<Vec<T>, LoadError> {
+    if !text.trim_start().starts_with('[') {
+        return Err(file_error(
             file,
             Some(Position { line: 1, column: 1 }),
-            format!("expected a JSON list of {what} (the response of the endpoint), found something else"),
-        )
-    })
+            format!(
+                "expected a JSON list of {what} (the response of the endpoint), found something else"
+            ),
+        ));
+    }
+    parse_typed(text, file)
 }
 
-fn text<'v>(value: &'v Value, key: &str) -> &'v str {
-    value.get(key).and_then(Value::as_str).unwrap_or("")
+fn text(value: &Option<String>) -> &str {
+    value.as_deref().unwrap_or("")
 }
 
-fn number(value: &Value, path: &[&str]) -> i64 {
-    path.iter()
-        .try_fold(value, |v, key| v.get(key))
-        .and_then(Value::as_i64)
-        .unwrap_or(0)
+/// The fields of a node (`/v1/nodes?resources=true` entry, or
+/// `/v1/node/:id`) that plansim uses; the API's others are skipped unread.
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct ApiNode {
+    #[serde(rename = "ID")]
+    id: Option<String>,
+    name: Option<String>,
+    status: Option<String>,
+    drain: Option<bool>,
+    scheduling_eligibility: Option<String>,
+    datacenter: Option<String>,
+    node_class: Option<String>,
+    attributes: Option<BTreeMap<String, Option<String>>>,
+    meta: Option<BTreeMap<String, Option<String>>>,
+    drivers: Option<BTreeMap<String, Option<ApiDriver>>>,
+    node_resources: Option<ApiResources>,
+    reserved_resources: Option<ApiResources>,
+    #[serde(rename = "CSINodePlugins")]
+    csi_node_plugins: Option<BTreeMap<String, Option<ApiCsiInfo>>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct ApiDriver {
+    detected: Option<bool>,
+    healthy: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct ApiResources {
+    cpu: Option<ApiCpu>,
+    memory: Option<ApiMemory>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct ApiCpu {
+    cpu_shares: Option<i64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ApiMemory {
+    #[serde(rename = "MemoryMB")]
+    memory_mb: Option<i64>,
+}
+
+/// A CSI plugin's info on one node (a node's CSINodePlugins entry, or a
+/// plugin's Nodes entry).
+#[derive(Clone, Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct ApiCsiInfo {
+    healthy: Option<bool>,
+    node_info: Option<ApiCsiNodeInfo>,
+}
+
+#[derive(Clone, Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct ApiCsiNodeInfo {
+    max_volumes: Option<i64>,
+    accessible_topology: Option<ApiTopology>,
+}
+
+#[derive(Clone, Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct ApiTopology {
+    segments: Option<BTreeMap<String, Option<String>>>,
+}
+
+/// `/v1/plugin/csi/:id`: the nodes it runs on.
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct ApiPlugin {
+    nodes: Option<BTreeMap<String, Option<ApiCsiInfo>>>,
+}
+
+/// An entry of a list that plansim needs only the id of.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ApiStub {
+    #[serde(rename = "ID")]
+    id: Option<String>,
+}
+
+/// An entry of `/v1/jobs`.
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct ApiJobStub {
+    #[serde(rename = "ID")]
+    id: Option<String>,
+    stop: Option<bool>,
+    status: Option<String>,
+    #[serde(rename = "ParentID")]
+    parent_id: Option<String>,
+}
+
+/// An entry of `/v1/allocations`.
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct ApiAllocation {
+    name: Option<String>,
+    #[serde(rename = "JobID")]
+    job_id: Option<String>,
+    #[serde(rename = "NodeID")]
+    node_id: Option<String>,
+    desired_status: Option<String>,
+    client_status: Option<String>,
 }
 
 /// The export being read.
 struct Export<'f> {
-    files: &'f ExportFiles,
+    files: &'f dyn ExportSource,
 }
 
 impl Export<'_> {
-    /// The file at `path` as JSON, if the export has it.
-    fn parse(&self, path: &str) -> Result<Option<Value>, LoadError> {
+    /// The file at `path` parsed as a `T`, if the export has it.
+    fn parse<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<Option<T>, LoadError> {
         self.files
-            .get(path)
-            .map(|t| parse_value(t, path))
+            .read(path)?
+            .map(|t| parse_typed(&t, path))
             .transpose()
     }
 }
@@ -84,23 +217,31 @@ impl Export<'_> {
 /// node/<id>.json if saved.
 struct ListedNode {
     name: String,
-    stub: Value,
-    detail: Option<Value>,
+    stub: ApiNode,
+    detail: Option<ApiNode>,
+}
+
+impl ListedNode {
+    fn full(&self) -> &ApiNode {
+        self.detail.as_ref().unwrap_or(&self.stub)
+    }
 }
 
 /// Reads the export into raw types.
-pub fn read(files: &ExportFiles) -> Result<ImportedCluster, LoadError> {
+pub fn read(files: &dyn ExportSource) -> Result<ImportedCluster, LoadError> {
     let export = Export { files };
-    let mut notes = unknown_files(files);
-    let Some(nodes_json) = export.parse("nodes.json")? else {
+    let mut notes = unknown_files(&files.listed());
+    let Some(nodes_text) = files.read("nodes.json")? else {
         return Err(file_error(
             "nodes.json",
             None,
             "missing: save GET /v1/nodes?resources=true as nodes.json (see the README)",
         ));
     };
+    let nodes_list: Vec<ApiNode> = parse_list(&nodes_text, "nodes.json", "nodes")?;
+    drop(nodes_text);
     let (mut plugins, plugin_nodes) = read_plugins(&export, &mut notes)?;
-    let (node_names, listed) = read_node_list(&export, &nodes_json, &mut notes)?;
+    let (node_names, listed) = read_node_list(&export, nodes_list, &mut notes)?;
     let volumes = read_volumes(&export, &mut notes)?;
     let (jobs, job_ids) = read_jobs(&export, &mut notes)?;
     let wanted_attributes = constraint_keys(&jobs);
@@ -114,8 +255,7 @@ pub fn read(files: &ExportFiles) -> Result<ImportedCluster, LoadError> {
             }
         }
         nodes.push(raw_node(&node, &csi, &wanted_attributes, &mut notes));
-        let full = node.detail.as_ref().unwrap_or(&node.stub);
-        if let Some(event) = start_event(&node.name, full, &mut notes) {
+        if let Some(event) = start_event(&node.name, node.full(), &mut notes) {
             start_events.push(event);
         }
     }
@@ -149,31 +289,29 @@ pub fn read(files: &ExportFiles) -> Result<ImportedCluster, LoadError> {
     Ok(ImportedCluster { cluster, notes })
 }
 
+/// Whether plansim reads the file at `path` of an export (by its name
+/// only: `node/<id>.json` is read only for a node nodes.json lists).
+pub fn is_export_file(path: &str) -> bool {
+    EXPORT_FILES.contains(&path)
+        || EXPORT_DIRS.iter().any(|dir| {
+            path.strip_prefix(dir)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|name| name.ends_with(".json") && !name.contains('/'))
+        })
+}
+
 /// A note for every file plansim does not read.
-fn unknown_files(files: &ExportFiles) -> Vec<String> {
-    let mut notes = Vec::new();
-    for path in files.keys() {
-        let known = [
-            "nodes.json",
-            "plugins.json",
-            "volumes.json",
-            "jobs.json",
-            "allocations.json",
-        ]
-        .contains(&path.as_str())
-            || ["node/", "plugin/", "volume/", "job/"]
-                .iter()
-                .any(|dir| path.starts_with(dir) && path.ends_with(".json"));
-        if !known {
-            notes.push(format!("{path}: not a file plansim reads; ignored"));
-        }
-    }
-    notes
+fn unknown_files(listed: &[String]) -> Vec<String> {
+    listed
+        .iter()
+        .filter(|path| !is_export_file(path))
+        .map(|path| format!("{path}: not a file plansim reads; ignored"))
+        .collect()
 }
 
 /// CSI plugin ids from plugins.json, in its order, and per node id the
 /// plugins plugin/<id>.json says it runs.
-type PluginNodes = BTreeMap<String, BTreeMap<String, Value>>;
+type PluginNodes = BTreeMap<String, BTreeMap<String, ApiCsiInfo>>;
 
 fn read_plugins(
     export: &Export,
@@ -181,24 +319,21 @@ fn read_plugins(
 ) -> Result<(Vec<String>, PluginNodes), LoadError> {
     let mut plugins = Vec::new();
     let mut plugin_nodes = PluginNodes::new();
-    let Some(list_json) = export.parse("plugins.json")? else {
+    let Some(list_text) = export.files.read("plugins.json")? else {
         notes.push("plugins.json missing: plugins only from node/<id>.json".into());
         return Ok((plugins, plugin_nodes));
     };
-    for plugin in list(&list_json, "plugins.json", "CSI plugins")? {
-        let id = checked_name("plugins.json", "plugin", text(plugin, "ID"))?.to_string();
+    let list: Vec<ApiStub> = parse_list(&list_text, "plugins.json", "CSI plugins")?;
+    drop(list_text);
+    for plugin in list {
+        let id = checked_name("plugins.json", "plugin", text(&plugin.id))?.to_string();
         let detail = format!("plugin/{id}.json");
-        if let Some(full) = export.parse(&detail)? {
-            for (node, info) in full
-                .get("Nodes")
-                .and_then(Value::as_object)
-                .into_iter()
-                .flatten()
-            {
+        if let Some(full) = export.parse::<ApiPlugin>(&detail)? {
+            for (node, info) in full.nodes.into_iter().flatten() {
                 plugin_nodes
-                    .entry(node.clone())
+                    .entry(node)
                     .or_default()
-                    .insert(id.clone(), info.clone());
+                    .insert(id.clone(), info.unwrap_or_default());
             }
         }
         plugins.push(id);
@@ -213,15 +348,16 @@ type NodeNames = BTreeMap<String, String>;
 /// id (names must be unique: they become the scenario's node ids).
 fn read_node_list(
     export: &Export,
-    nodes_json: &Value,
+    nodes_list: Vec<ApiNode>,
     notes: &mut Vec<String>,
 ) -> Result<(NodeNames, BTreeMap<String, ListedNode>), LoadError> {
     let mut node_names = NodeNames::new();
+    let mut names = BTreeSet::new();
     let mut listed = BTreeMap::new();
-    for node in list(nodes_json, "nodes.json", "nodes")? {
-        let id = text(node, "ID").to_string();
-        let name = checked_name("nodes.json", "node", text(node, "Name"))?.to_string();
-        if node_names.values().any(|n| *n == name) {
+    for node in nodes_list {
+        let id = text(&node.id).to_string();
+        let name = checked_name("nodes.json", "node", text(&node.name))?.to_string();
+        if !names.insert(name.clone()) {
             return Err(file_error(
                 "nodes.json",
                 None,
@@ -229,7 +365,7 @@ fn read_node_list(
             ));
         }
         node_names.insert(id.clone(), name.clone());
-        let detail = export.parse(&format!("node/{id}.json"))?;
+        let detail = export.parse::<ApiNode>(&format!("node/{id}.json"))?;
         if detail.is_none() {
             notes.push(format!(
                 "node/{id}.json missing: node {name} has no attributes or CSI plugins beyond plugin/<id>.json"
@@ -239,7 +375,7 @@ fn read_node_list(
             id,
             ListedNode {
                 name,
-                stub: node.clone(),
+                stub: node,
                 detail,
             },
         );
@@ -251,30 +387,41 @@ fn read_node_list(
 /// has no access modes for a volume without claims).
 fn read_volumes(export: &Export, notes: &mut Vec<String>) -> Result<Vec<RawVolume>, LoadError> {
     let mut volumes = Vec::new();
-    let Some(list_json) = export.parse("volumes.json")? else {
+    let Some(list_text) = export.files.read("volumes.json")? else {
         notes.push("volumes.json missing: no volumes imported".into());
         return Ok(volumes);
     };
-    for stub in list(&list_json, "volumes.json", "CSI volumes")? {
-        let id = checked_name("volumes.json", "volume", text(stub, "ID"))?.to_string();
+    // Each entry as its own text, parsed only if its volume/<id>.json is
+    // not saved.
+    let list: Vec<&RawValue> = parse_list(&list_text, "volumes.json", "CSI volumes")?;
+    for entry in list {
+        let stub: ApiStub = parse_typed(entry.get(), "volumes.json")?;
+        let id = checked_name("volumes.json", "volume", text(&stub.id))?.to_string();
         let path = format!("volume/{id}.json");
-        let (value, source) = match export.files.get(&path) {
-            Some(t) => (parse_value(t, &path)?, path.clone()),
-            None => (stub.clone(), "volumes.json".to_string()),
+        let (volume, source) = match export.files.read(&path)? {
+            Some(detail) => (
+                volume_from_value(&parse_value(&detail, &path)?, &detail, &path)?,
+                path.as_str(),
+            ),
+            None => (
+                volume_from_value(
+                    &parse_value(entry.get(), "volumes.json")?,
+                    &list_text,
+                    "volumes.json",
+                )?,
+                "volumes.json",
+            ),
         };
-        let source_text = export.files.get(&source).map_or("", String::as_str);
-        let volume = volume_from_value(&value, source_text, &source)?;
         if volume.capabilities.is_empty() {
             notes.push(format!(
                 "volume {id}: no access mode in volumes.json (it has no claims); save {path} to import it"
             ));
             continue;
         }
-        volumes.push(to_raw_volume(volume, &source)?);
+        volumes.push(to_raw_volume(volume, source)?);
     }
     Ok(volumes)
 }
-
 /// jobs.json's running jobs, each from job/<id>.json; and their ids.
 fn read_jobs(
     export: &Export,
@@ -282,29 +429,30 @@ fn read_jobs(
 ) -> Result<(Vec<RawJob>, BTreeSet<String>), LoadError> {
     let mut jobs = Vec::new();
     let mut job_ids = BTreeSet::new();
-    let Some(list_json) = export.parse("jobs.json")? else {
+    let Some(list_text) = export.files.read("jobs.json")? else {
         notes.push("jobs.json missing: no jobs imported".into());
         return Ok((jobs, job_ids));
     };
-    for stub in list(&list_json, "jobs.json", "jobs")? {
-        let id = checked_name("jobs.json", "job", text(stub, "ID"))?.to_string();
-        if stub.get("Stop").and_then(Value::as_bool) == Some(true) || text(stub, "Status") == "dead"
-        {
+    let list: Vec<ApiJobStub> = parse_list(&list_text, "jobs.json", "jobs")?;
+    drop(list_text);
+    for stub in list {
+        let id = checked_name("jobs.json", "job", text(&stub.id))?.to_string();
+        if stub.stop == Some(true) || text(&stub.status) == "dead" {
             notes.push(format!("job {id}: stopped or dead; left out"));
             continue;
         }
-        if !text(stub, "ParentID").is_empty() {
+        if !text(&stub.parent_id).is_empty() {
             notes.push(format!(
                 "job {id}: a periodic or dispatched child; left out"
             ));
             continue;
         }
         let path = format!("job/{id}.json");
-        let Some(job_text) = export.files.get(&path) else {
+        let Some(job_text) = export.files.read(&path)? else {
             notes.push(format!("{path} missing: job {id} left out"));
             continue;
         };
-        let job = parse_job(job_text, &path)?;
+        let job = parse_job(&job_text, &path)?;
         let (job_id, at) = (job.id.clone(), job.at);
         let (raw, ignored) = to_raw_job(job, &path, serde_saphyr::Location::UNKNOWN)?;
         notes.extend(
@@ -321,14 +469,15 @@ fn read_jobs(
 /// plugin/<id>.json places on it.
 fn node_plugins(
     node: &ListedNode,
-    from_plugins: Option<&BTreeMap<String, Value>>,
-) -> serde_json::Map<String, Value> {
-    let full = node.detail.as_ref().unwrap_or(&node.stub);
-    let mut csi = full
-        .get("CSINodePlugins")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    from_plugins: Option<&BTreeMap<String, ApiCsiInfo>>,
+) -> BTreeMap<String, ApiCsiInfo> {
+    let mut csi: BTreeMap<String, ApiCsiInfo> = node
+        .full()
+        .csi_node_plugins
+        .iter()
+        .flatten()
+        .map(|(plugin, info)| (plugin.clone(), info.clone().unwrap_or_default()))
+        .collect();
     for (plugin, info) in from_plugins.into_iter().flatten() {
         csi.entry(plugin.clone()).or_insert_with(|| info.clone());
     }
@@ -337,16 +486,14 @@ fn node_plugins(
 
 /// A node that is not ready starts down; one draining or ineligible starts
 /// draining.
-fn start_event(name: &str, full: &Value, notes: &mut Vec<String>) -> Option<StartEvent> {
-    let status = text(full, "Status");
+fn start_event(name: &str, full: &ApiNode, notes: &mut Vec<String>) -> Option<StartEvent> {
+    let status = text(&full.status);
     if status != "ready" {
         notes.push(format!(
             "node {name}: status {status:?}; written as node_down at 0s"
         ));
         Some(StartEvent::NodeDown(name.to_string()))
-    } else if full.get("Drain").and_then(Value::as_bool) == Some(true)
-        || text(full, "SchedulingEligibility") == "ineligible"
-    {
+    } else if full.drain == Some(true) || text(&full.scheduling_eligibility) == "ineligible" {
         notes.push(format!(
             "node {name}: draining or ineligible; written as node_drain at 0s"
         ));
@@ -360,12 +507,12 @@ fn start_event(name: &str, full: &Value, notes: &mut Vec<String>) -> Option<Star
 /// jobs' constraints look at, healthy drivers, topology and CSI plugins.
 fn raw_node(
     node: &ListedNode,
-    csi: &serde_json::Map<String, Value>,
+    csi: &BTreeMap<String, ApiCsiInfo>,
     wanted_attributes: &BTreeSet<String>,
     notes: &mut Vec<String>,
 ) -> RawNode {
     let name = &node.name;
-    let full = node.detail.as_ref().unwrap_or(&node.stub);
+    let full = node.full();
     let (cpu, memory) = match node_resources(full, &node.stub) {
         Some(resources) => resources,
         None => {
@@ -376,17 +523,12 @@ fn raw_node(
         }
     };
     let mut attributes = BTreeMap::new();
-    for map in ["Attributes", "Meta"] {
-        for (key, value) in full
-            .get(map)
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
+    for map in [&full.attributes, &full.meta] {
+        for (key, value) in map.iter().flatten() {
             if wanted_attributes.contains(key.as_str())
-                && let Some(value) = value.as_str()
+                && let Some(value) = value
             {
-                attributes.insert(key.clone(), value.to_string());
+                attributes.insert(key.clone(), value.clone());
             }
         }
     }
@@ -395,8 +537,8 @@ fn raw_node(
     RawNode {
         id: name.clone(),
         count: None,
-        datacenter: Some(text(full, "Datacenter").to_string()).filter(|d| !d.is_empty()),
-        node_class: Some(text(full, "NodeClass").to_string()).filter(|c| !c.is_empty()),
+        datacenter: Some(text(&full.datacenter).to_string()).filter(|d| !d.is_empty()),
+        node_class: Some(text(&full.node_class).to_string()).filter(|c| !c.is_empty()),
         attributes: (!attributes.is_empty()).then_some(attributes),
         cpu: (cpu > 0).then(|| cpu.unsigned_abs()),
         memory: (memory > 0).then(|| memory.unsigned_abs()),
@@ -407,63 +549,63 @@ fn raw_node(
 }
 
 /// CPU and memory less the reserved, if the node has NodeResources.
-fn node_resources(full: &Value, stub: &Value) -> Option<(i64, i64)> {
-    let resources = full.get("NodeResources").or(stub.get("NodeResources"))?;
+fn node_resources(full: &ApiNode, stub: &ApiNode) -> Option<(i64, i64)> {
+    let resources = full
+        .node_resources
+        .as_ref()
+        .or(stub.node_resources.as_ref())?;
     let reserved = full
-        .get("ReservedResources")
-        .or(stub.get("ReservedResources"))
-        .cloned()
-        .unwrap_or(Value::Null);
+        .reserved_resources
+        .as_ref()
+        .or(stub.reserved_resources.as_ref());
+    let cpu = |r: Option<&ApiResources>| {
+        r.and_then(|r| r.cpu.as_ref())
+            .and_then(|c| c.cpu_shares)
+            .unwrap_or(0)
+    };
+    let memory = |r: Option<&ApiResources>| {
+        r.and_then(|r| r.memory.as_ref())
+            .and_then(|m| m.memory_mb)
+            .unwrap_or(0)
+    };
     Some((
-        number(resources, &["Cpu", "CpuShares"]) - number(&reserved, &["Cpu", "CpuShares"]),
-        number(resources, &["Memory", "MemoryMB"]) - number(&reserved, &["Memory", "MemoryMB"]),
+        cpu(Some(resources)).saturating_sub(cpu(reserved)),
+        memory(Some(resources)).saturating_sub(memory(reserved)),
     ))
 }
 
 /// The node's drivers, sorted.
-fn healthy_drivers(full: &Value) -> Vec<String> {
-    let mut drivers: Vec<String> = full
-        .get("Drivers")
-        .and_then(Value::as_object)
-        .into_iter()
+fn healthy_drivers(full: &ApiNode) -> Vec<String> {
+    // Nomad's driver checker wants a driver detected and healthy (BTreeMap: sorted).
+    full.drivers
+        .iter()
         .flatten()
-        // Nomad's driver checker wants a driver detected and healthy.
         .filter(|(_, info)| {
-            ["Detected", "Healthy"]
-                .iter()
-                .all(|key| info.get(key).and_then(Value::as_bool) != Some(false))
+            info.as_ref()
+                .is_none_or(|i| i.detected != Some(false) && i.healthy != Some(false))
         })
         .map(|(driver, _)| driver.clone())
-        .collect();
-    drivers.sort();
-    drivers
+        .collect()
 }
 
 /// The topology segments the node's plugins report, and the plugins.
-fn node_csi(
-    csi: &serde_json::Map<String, Value>,
-) -> (BTreeMap<String, String>, Vec<RawNodePlugin>) {
+fn node_csi(csi: &BTreeMap<String, ApiCsiInfo>) -> (BTreeMap<String, String>, Vec<RawNodePlugin>) {
     let mut topology = BTreeMap::new();
     let mut csi_plugins = Vec::new();
     for (plugin, info) in csi {
-        let node_info = info.get("NodeInfo");
+        let node_info = info.node_info.as_ref();
         let segments = node_info
-            .and_then(|n| n.get("AccessibleTopology"))
-            .and_then(|t| t.get("Segments"))
-            .and_then(Value::as_object);
+            .and_then(|n| n.accessible_topology.as_ref())
+            .and_then(|t| t.segments.as_ref());
         for (key, value) in segments.into_iter().flatten() {
-            if let Some(value) = value.as_str() {
-                topology.insert(key.clone(), value.to_string());
+            if let Some(value) = value {
+                topology.insert(key.clone(), value.clone());
             }
         }
-        let max = node_info.map_or(0, |n| number(n, &["MaxVolumes"]));
+        let max = node_info.and_then(|n| n.max_volumes).unwrap_or(0);
         csi_plugins.push(RawNodePlugin {
             id: plugin.clone(),
-            healthy: Some(
-                info.get("Healthy")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-            ),
+            healthy: Some(info.healthy.unwrap_or(false)),
             max_volumes: (max > 0).then(|| u32::try_from(max).unwrap_or(u32::MAX)),
         });
     }
@@ -479,24 +621,26 @@ fn read_allocations(
     notes: &mut Vec<String>,
 ) -> Result<Vec<RawInitialAllocation>, LoadError> {
     let mut initial = Vec::new();
-    let Some(list_json) = export.parse("allocations.json")? else {
+    let Some(list_text) = export.files.read("allocations.json")? else {
         notes.push("allocations.json missing: the run starts with no allocations".into());
         return Ok(initial);
     };
-    for alloc in list(&list_json, "allocations.json", "allocations")? {
-        let status = match (text(alloc, "DesiredStatus"), text(alloc, "ClientStatus")) {
+    let list: Vec<ApiAllocation> = parse_list(&list_text, "allocations.json", "allocations")?;
+    drop(list_text);
+    for alloc in list {
+        let status = match (text(&alloc.desired_status), text(&alloc.client_status)) {
             ("run", "running") => RawInitialStatus::Running,
             ("run", "pending") => RawInitialStatus::Pending,
             _ => continue,
         };
-        let alloc_name = checked_name("allocations.json", "allocation", text(alloc, "Name"))?;
-        if !job_ids.contains(text(alloc, "JobID")) {
+        let alloc_name = checked_name("allocations.json", "allocation", text(&alloc.name))?;
+        if !job_ids.contains(text(&alloc.job_id)) {
             notes.push(format!(
                 "allocation {alloc_name}: its job is not imported; left out"
             ));
             continue;
         }
-        let Some(node) = node_names.get(text(alloc, "NodeID")) else {
+        let Some(node) = node_names.get(text(&alloc.node_id)) else {
             notes.push(format!(
                 "allocation {alloc_name}: its node is not in nodes.json; left out"
             ));
@@ -511,6 +655,7 @@ fn read_allocations(
     initial.sort_by(|a, b| a.alloc.cmp(&b.alloc));
     Ok(initial)
 }
+
 /// Attribute and meta keys the jobs' constraints look at: the only node
 /// attributes worth writing.
 fn constraint_keys(jobs: &[RawJob]) -> BTreeSet<String> {

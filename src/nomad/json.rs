@@ -16,23 +16,41 @@ use super::volume::NomadVolume;
 use crate::model::time::Millis;
 use crate::scenario::error::{LoadError, Position, file_error};
 
-/// Parses JSON text, with Nomad-shaped errors.
+/// Parses JSON text, with Nomad-shaped errors; a key repeated in one
+/// object is refused (json_keys::parse_unique).
 pub fn parse_value(text: &str, file: &str) -> Result<Value, LoadError> {
-    super::json_keys::parse_unique(text).map_err(|err| {
-        let message = err.to_string();
-        let message = message
-            .rfind(" at line ")
-            .map_or(message.as_str(), |i| &message[..i]);
-        file_error(
-            file,
-            Some(Position {
-                line: err.line() as u64,
-                // serde_json counts the column before the first character as 0.
-                column: err.column().max(1) as u64,
-            }),
-            format!("malformed JSON: {message}"),
-        )
-    })
+    super::json_keys::parse_unique(text).map_err(|err| json_error(&err, file))
+}
+
+/// Parses JSON straight into `T` (only the fields `T` has are kept), with
+/// a malformed file reported at its line and column.
+pub fn parse_typed<'t, T: serde::Deserialize<'t>>(
+    text: &'t str,
+    file: &str,
+) -> Result<T, LoadError> {
+    serde_json::from_str(text).map_err(|err| json_error(&err, file))
+}
+
+/// A serde_json error at its line and column.
+fn json_error(err: &serde_json::Error, file: &str) -> LoadError {
+    let message = err.to_string();
+    let message = message
+        .rfind(" at line ")
+        .map_or(message.as_str(), |i| &message[..i]);
+    file_error(
+        file,
+        Some(Position {
+            line: err.line() as u64,
+            // serde_json counts the column before the first character as 0.
+            column: err.column().max(1) as u64,
+        }),
+        // Well-formed JSON of the wrong shape (a name that is a number).
+        if err.is_data() {
+            format!("unexpected JSON: {message}")
+        } else {
+            format!("malformed JSON: {message}")
+        },
+    )
 }
 
 /// Where `"key"` first appears in the text.

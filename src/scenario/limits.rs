@@ -67,3 +67,10 @@ pub const HCL_MAX_FOR_ITERATIONS: u64 = 100_000;
 /// HCL evaluation: the work of evaluating every expression of a file, in
 /// the same bytes (each value built or copied counted once).
 pub const HCL_MAX_EVAL_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Most bytes `plansim import nomad` reads across every file of an export
+/// (each file also at most MAX_FILE_BYTES): only the files it uses are read.
+pub const IMPORT_MAX_TOTAL_BYTES: u64 = 1024 * 1024 * 1024;
+/// Most entries an export's directories (DIR and its node/, plugin/,
+/// volume/ and job/) may list together: the listing is refused past it.
+pub const IMPORT_MAX_ENTRIES: usize = 500_000;

@@ -37,6 +37,37 @@ pub struct RawScenario {
     pub expect: Option<BTreeMap<Policy, BTreeMap<Metric, Spanned<RawExpectValue>>>>,
     #[serde(default)]
     pub initial_allocations: Vec<Spanned<RawInitialAllocation>>,
+    /// `initial_allocations` in the compact form `plansim import nomad`
+    /// writes (one YAML node per allocation, so a large cluster's state
+    /// fits YAML_MAX_NODES): node -> status -> allocation names. Read as
+    /// the entries it stands for, after `initial_allocations`.
+    pub initial_allocations_by_node: Option<InitialByNode>,
+}
+
+/// `initial_allocations_by_node`: per node, per status, the allocations.
+pub type InitialByNode = BTreeMap<String, Spanned<BTreeMap<RawInitialStatus, Vec<String>>>>;
+
+/// The entries `initial_allocations_by_node` stands for, each at its
+/// node's place in the file: node by node, status by status, in order.
+pub fn initial_by_node_entries(by_node: InitialByNode) -> Vec<Spanned<RawInitialAllocation>> {
+    let mut entries = Vec::new();
+    for (node, statuses) in by_node {
+        let (referenced, defined) = (statuses.referenced, statuses.defined);
+        for (status, allocs) in statuses.value {
+            for alloc in allocs {
+                entries.push(Spanned {
+                    value: RawInitialAllocation {
+                        alloc,
+                        node: node.clone(),
+                        status,
+                    },
+                    referenced,
+                    defined,
+                });
+            }
+        }
+    }
+    entries
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -359,7 +390,7 @@ pub struct RawInitialAllocation {
     pub status: RawInitialStatus,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum RawInitialStatus {
     Running,

@@ -198,13 +198,14 @@ fn resolve_scenario(
     check_allocation_budget(&jobs, &events, nodes.len())?;
     let expectations = resolve_expectations(raw.expect, &policies)?;
 
-    let initial_allocations = resolve_initial_allocations(
-        &raw.initial_allocations,
-        &jobs,
-        &nodes,
-        &volume_by_name,
-        &volumes,
-    )?;
+    let mut initial = raw.initial_allocations;
+    initial.extend(
+        raw.initial_allocations_by_node
+            .map(crate::scenario::raw::initial_by_node_entries)
+            .unwrap_or_default(),
+    );
+    let initial_allocations =
+        resolve_initial_allocations(&initial, &jobs, &nodes, &volume_by_name, &volumes)?;
     crate::scenario::plugin_jobs::note_job_controllers(&mut plugins, &jobs);
     Ok(Scenario {
         name,

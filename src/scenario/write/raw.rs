@@ -2,6 +2,8 @@
 //! serialised as it is, every field the raw types hold, so an imported
 //! scenario says what Nomad said, defaults included.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::scenario::error::LoadError;
@@ -43,7 +45,8 @@ struct Output<'s> {
     plugins: &'s [RawPlugin],
     volumes: &'s [RawVolume],
     jobs: &'s [RawJob],
-    initial_allocations: &'s [RawInitialAllocation],
+    /// The compact form: one YAML node per allocation.
+    initial_allocations_by_node: Option<ByNode<'s>>,
     events: Option<Vec<OutputEvent<'s>>>,
 }
 
@@ -54,6 +57,9 @@ struct OutputEvent<'s> {
     node_down: Option<&'s str>,
     node_drain: Option<&'s str>,
 }
+
+/// `initial_allocations_by_node`: node -> status -> allocation names.
+type ByNode<'s> = BTreeMap<&'s str, BTreeMap<RawInitialStatus, Vec<&'s str>>>;
 
 /// The scenario as YAML text, ending in a newline.
 pub fn to_yaml(scenario: &WrittenScenario) -> Result<String, LoadError> {
@@ -74,6 +80,15 @@ pub fn to_yaml(scenario: &WrittenScenario) -> Result<String, LoadError> {
             },
         })
         .collect();
+    let mut by_node = ByNode::new();
+    for alloc in &cluster.initial_allocations {
+        by_node
+            .entry(&alloc.node)
+            .or_default()
+            .entry(alloc.status)
+            .or_default()
+            .push(&alloc.alloc);
+    }
     let output = Output {
         name: &scenario.name,
         description: &scenario.description,
@@ -81,7 +96,7 @@ pub fn to_yaml(scenario: &WrittenScenario) -> Result<String, LoadError> {
         plugins: &cluster.plugins,
         volumes: &cluster.volumes,
         jobs: &cluster.jobs,
-        initial_allocations: &cluster.initial_allocations,
+        initial_allocations_by_node: (!by_node.is_empty()).then_some(by_node),
         events: (!events.is_empty()).then_some(events),
     };
     let mut yaml = serde_saphyr::to_string(&output).map_err(|err| LoadError {
