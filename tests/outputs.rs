@@ -402,3 +402,21 @@ fn a_thousand_traced_seeds_fit_in_one_gib() {
         "summary.csv, comparison.md and the marker, nothing else"
     );
 }
+
+/// Names are data in the output rules' messages too: a directory name and
+/// a file in it holding a newline and an ESC are printed escaped.
+#[test]
+fn a_refusal_quotes_odd_names_escaped() {
+    let dir = common::temp_dir("out-odd-names");
+    let out = dir.join("out\u{1b}[31m\nFORGED");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("mine\u{1b}[1m\nFORGED"), "the user's").unwrap();
+    let output = common::plansim(&["run", SCENARIO, "--out", common::arg(&out)]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("out\\u{1b}[31m\\nFORGED"), "{stderr}");
+    assert!(stderr.contains("mine\\u{1b}[1m\\nFORGED"), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "{stderr}");
+    assert!(!stderr.lines().any(|l| l.starts_with("FORGED")), "{stderr}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

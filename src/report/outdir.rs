@@ -144,7 +144,7 @@ impl Drop for OutDir {
 /// Claims `dir` for writing output of `kind`; `force` lets plansim write
 /// into a directory that is not its own (never into an input).
 pub fn claim(dir: &Path, kind: Kind, force: bool) -> Result<OutDir, String> {
-    let label = dir.display();
+    let label = shown(dir);
     let created = match std::fs::metadata(dir) {
         Ok(metadata) if metadata.is_dir() => {
             if crate::fsio::is_input(&metadata) {
@@ -202,7 +202,7 @@ pub fn claim(dir: &Path, kind: Kind, force: bool) -> Result<OutDir, String> {
             None => {
                 return Err(format!(
                     "refusing to write into {label}: not written by plansim (it holds {}, and no {MARKER_FILE}); pass --force, or choose a new or empty directory",
-                    theirs[0]
+                    crate::names::one_line(&theirs[0])
                 ));
             }
         },
@@ -214,7 +214,7 @@ pub fn claim(dir: &Path, kind: Kind, force: bool) -> Result<OutDir, String> {
             kind.family()
         );
         super::atomic::write_atomic(&marker, text.as_bytes())
-            .map_err(|err| format!("{}: cannot write: {err}", marker.display()))?;
+            .map_err(|err| format!("{}: cannot write: {err}", shown(&marker)))?;
     }
     if regular(&dir.join(LOCK_FILE)) {
         let _ = std::fs::remove_file(dir.join(LOCK_FILE));
@@ -260,7 +260,7 @@ pub struct OutFile {
 /// plansim stamped (see [`stamp`]) and nobody edited since, or with
 /// `force` any regular file that is not an input.
 pub fn claim_file(path: &Path, force: bool) -> Result<OutFile, String> {
-    let label = path.display();
+    let label = shown(path);
     crate::fsio::check_replace(path).map_err(|err| err.to_string())?;
     let existed = match std::fs::symlink_metadata(path) {
         Ok(_) => true,
@@ -283,7 +283,7 @@ impl OutFile {
     /// nothing appeared at its path since the claim.
     pub fn write(&self, bytes: &[u8]) -> Result<(), String> {
         use std::io::Write;
-        let label = self.path.display();
+        let label = shown(&self.path);
         let mut file = super::atomic::AtomicFile::create(&self.path)
             .map_err(|err| format!("{label}: cannot write: {err}"))?;
         file.write_all(bytes)
@@ -373,21 +373,21 @@ pub fn create_subdir(out: &Path, relative: &str) -> Result<PathBuf, String> {
             Ok(metadata) if metadata.file_type().is_symlink() => {
                 return Err(format!(
                     "{}: is a symlink; plansim writes only inside its output directory: remove it",
-                    path.display()
+                    shown(&path)
                 ));
             }
             Ok(metadata) if metadata.is_dir() => {}
             Ok(_) => {
                 return Err(format!(
                     "{}: exists and is not a directory; remove it",
-                    path.display()
+                    shown(&path)
                 ));
             }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 std::fs::create_dir(&path)
-                    .map_err(|err| format!("{}: cannot create: {err}", path.display()))?;
+                    .map_err(|err| format!("{}: cannot create: {err}", shown(&path)))?;
             }
-            Err(err) => return Err(format!("{}: cannot use: {err}", path.display())),
+            Err(err) => return Err(format!("{}: cannot use: {err}", shown(&path))),
         }
     }
     Ok(path)
@@ -397,15 +397,15 @@ pub fn create_subdir(out: &Path, relative: &str) -> Result<PathBuf, String> {
 /// lock file exists to be left behind by a killed process.
 fn lock(dir: &Path) -> Result<File, String> {
     let file =
-        File::open(dir).map_err(|err| format!("{}: cannot open to lock: {err}", dir.display()))?;
+        File::open(dir).map_err(|err| format!("{}: cannot open to lock: {err}", shown(dir)))?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => Err(format!(
             "{}: another plansim is writing here; wait for it to finish, or choose another directory",
-            dir.display()
+            shown(dir)
         )),
         Err(std::fs::TryLockError::Error(err)) => {
-            Err(format!("{}: cannot lock: {err}", dir.display()))
+            Err(format!("{}: cannot lock: {err}", shown(dir)))
         }
     }
 }
@@ -413,7 +413,7 @@ fn lock(dir: &Path) -> Result<File, String> {
 /// The names in `dir`, sorted.
 fn entries(dir: &Path) -> Result<Vec<String>, String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map_err(|err| format!("{}: cannot read directory: {err}", dir.display()))?
+        .map_err(|err| format!("{}: cannot read directory: {err}", shown(dir)))?
         .filter_map(Result::ok)
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
         .collect();
@@ -452,6 +452,12 @@ fn remove_stray_temps(dir: &Path, depth: usize) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
+}
+
+/// A path as a message quotes it: names are data (names::one_line), so a
+/// newline or an ESC in a directory name the user gave is shown escaped.
+fn shown(path: &Path) -> String {
+    crate::names::one_line(&path.display().to_string()).into_owned()
 }
 
 #[cfg(test)]
