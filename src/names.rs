@@ -57,6 +57,12 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A path as a message quotes it, through [`one_line`]: a directory or
+/// file name the user gave is data like any other.
+pub fn one_line_path(path: &std::path::Path) -> String {
+    one_line(&path.display().to_string()).into_owned()
+}
+
 /// At most 40 ASCII letters, digits, `_`, `-` and `.`: the shape of every
 /// field and column name plansim reads.
 pub fn is_field_name(key: &str) -> bool {

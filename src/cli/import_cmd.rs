@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use super::output::{EXIT_BAD_INPUT, EXIT_OK};
 use crate::fsio::{ReadError, human_bytes, read_text_limited};
 use crate::import::nomad::{EXPORT_DIRS, ExportSource, import};
-use crate::names::one_line;
+use crate::names::{one_line, one_line_path};
 use crate::report::outdir;
 use crate::scenario::error::{LoadError, file_error};
 use crate::scenario::limits::{IMPORT_MAX_ENTRIES, IMPORT_MAX_TOTAL_BYTES, MAX_FILE_BYTES};
@@ -79,7 +79,7 @@ pub fn run(args: ImportArgs) -> u8 {
         {
             eprintln!(
                 "{}: the export is too large for one scenario (nothing written): {err}",
-                one_line(&dir.display().to_string())
+                one_line_path(&dir)
             );
         } else {
             eprintln!("the imported scenario does not load (please report this): {err}");

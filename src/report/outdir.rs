@@ -34,6 +34,8 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::names::one_line_path;
+
 use super::atomic::TEMP_MARKER;
 
 /// The marker in every directory plansim writes.
@@ -144,7 +146,7 @@ impl Drop for OutDir {
 /// Claims `dir` for writing output of `kind`; `force` lets plansim write
 /// into a directory that is not its own (never into an input).
 pub fn claim(dir: &Path, kind: Kind, force: bool) -> Result<OutDir, String> {
-    let label = shown(dir);
+    let label = one_line_path(dir);
     let created = match std::fs::metadata(dir) {
         Ok(metadata) if metadata.is_dir() => {
             if crate::fsio::is_input(&metadata) {
@@ -214,7 +216,7 @@ pub fn claim(dir: &Path, kind: Kind, force: bool) -> Result<OutDir, String> {
             kind.family()
         );
         super::atomic::write_atomic(&marker, text.as_bytes())
-            .map_err(|err| format!("{}: cannot write: {err}", shown(&marker)))?;
+            .map_err(|err| format!("{}: cannot write: {err}", one_line_path(&marker)))?;
     }
     if regular(&dir.join(LOCK_FILE)) {
         let _ = std::fs::remove_file(dir.join(LOCK_FILE));
@@ -260,7 +262,7 @@ pub struct OutFile {
 /// plansim stamped (see [`stamp`]) and nobody edited since, or with
 /// `force` any regular file that is not an input.
 pub fn claim_file(path: &Path, force: bool) -> Result<OutFile, String> {
-    let label = shown(path);
+    let label = one_line_path(path);
     crate::fsio::check_replace(path).map_err(|err| err.to_string())?;
     let existed = match std::fs::symlink_metadata(path) {
         Ok(_) => true,
@@ -283,7 +285,7 @@ impl OutFile {
     /// nothing appeared at its path since the claim.
     pub fn write(&self, bytes: &[u8]) -> Result<(), String> {
         use std::io::Write;
-        let label = shown(&self.path);
+        let label = one_line_path(&self.path);
         let mut file = super::atomic::AtomicFile::create(&self.path)
             .map_err(|err| format!("{label}: cannot write: {err}"))?;
         file.write_all(bytes)
@@ -373,21 +375,21 @@ pub fn create_subdir(out: &Path, relative: &str) -> Result<PathBuf, String> {
             Ok(metadata) if metadata.file_type().is_symlink() => {
                 return Err(format!(
                     "{}: is a symlink; plansim writes only inside its output directory: remove it",
-                    shown(&path)
+                    one_line_path(&path)
                 ));
             }
             Ok(metadata) if metadata.is_dir() => {}
             Ok(_) => {
                 return Err(format!(
                     "{}: exists and is not a directory; remove it",
-                    shown(&path)
+                    one_line_path(&path)
                 ));
             }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 std::fs::create_dir(&path)
-                    .map_err(|err| format!("{}: cannot create: {err}", shown(&path)))?;
+                    .map_err(|err| format!("{}: cannot create: {err}", one_line_path(&path)))?;
             }
-            Err(err) => return Err(format!("{}: cannot use: {err}", shown(&path))),
+            Err(err) => return Err(format!("{}: cannot use: {err}", one_line_path(&path))),
         }
     }
     Ok(path)
@@ -396,16 +398,16 @@ pub fn create_subdir(out: &Path, relative: &str) -> Result<PathBuf, String> {
 /// Locks the directory itself (an advisory `flock` on its descriptor): no
 /// lock file exists to be left behind by a killed process.
 fn lock(dir: &Path) -> Result<File, String> {
-    let file =
-        File::open(dir).map_err(|err| format!("{}: cannot open to lock: {err}", shown(dir)))?;
+    let file = File::open(dir)
+        .map_err(|err| format!("{}: cannot open to lock: {err}", one_line_path(dir)))?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => Err(format!(
             "{}: another plansim is writing here; wait for it to finish, or choose another directory",
-            shown(dir)
+            one_line_path(dir)
         )),
         Err(std::fs::TryLockError::Error(err)) => {
-            Err(format!("{}: cannot lock: {err}", shown(dir)))
+            Err(format!("{}: cannot lock: {err}", one_line_path(dir)))
         }
     }
 }
@@ -413,7 +415,7 @@ fn lock(dir: &Path) -> Result<File, String> {
 /// The names in `dir`, sorted.
 fn entries(dir: &Path) -> Result<Vec<String>, String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map_err(|err| format!("{}: cannot read directory: {err}", shown(dir)))?
+        .map_err(|err| format!("{}: cannot read directory: {err}", one_line_path(dir)))?
         .filter_map(Result::ok)
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
         .collect();
@@ -452,12 +454,6 @@ fn remove_stray_temps(dir: &Path, depth: usize) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
-}
-
-/// A path as a message quotes it: names are data (names::one_line), so a
-/// newline or an ESC in a directory name the user gave is shown escaped.
-fn shown(path: &Path) -> String {
-    crate::names::one_line(&path.display().to_string()).into_owned()
 }
 
 #[cfg(test)]
