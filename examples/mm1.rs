@@ -3,6 +3,10 @@
 //! discrete-event benchmark. `scripts/peer-simpy.sh` runs the same model in
 //! SimPy and prints the ratio. Usage: `cargo run --release --example mm1 -- CUSTOMERS`.
 
+// A test or example prints for the person running it; plansim's own
+// shell prints only through cli::output (see clippy.toml).
+#![allow(clippy::disallowed_macros)]
+
 use std::collections::VecDeque;
 use std::time::Instant;
 

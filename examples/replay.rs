@@ -5,6 +5,10 @@
 //! the two side by side. Usage:
 //! `cargo run --release --example replay -- EXPERIMENT.yaml [THREADS]`.
 
+// A test or example prints for the person running it; plansim's own
+// shell prints only through cli::output (see clippy.toml).
+#![allow(clippy::disallowed_macros)]
+
 use std::path::Path;
 use std::time::Instant;
 

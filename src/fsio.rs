@@ -45,23 +45,72 @@ impl ReadError {
 /// `take(limit + 1)` so a file that grows while being read is still caught.
 /// `limit_name` names the limit in the message (e.g. `MAX_FILE_BYTES`).
 pub fn read_limited(path: &Path, limit: u64, limit_name: &str) -> Result<Vec<u8>, ReadError> {
+    let mut bytes = Vec::new();
+    open_limited(path, limit, limit_name)?
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    Ok(bytes)
+}
+
+/// The words of a failed read: the limit's own message, or the system's.
+pub fn read_error(err: std::io::Error) -> ReadError {
+    if err.kind() == std::io::ErrorKind::FileTooLarge {
+        ReadError::Refused(err.to_string())
+    } else {
+        ReadError::Refused(format!("cannot read: {err}"))
+    }
+}
+
+/// The regular file at `path`, checked and opened as [`read_limited`]
+/// does, as a stream for a reader that parses as it goes (a large export
+/// file is never held whole): reading past `limit` bytes is an error of
+/// kind `FileTooLarge` naming `limit_name`.
+pub fn open_limited(path: &Path, limit: u64, limit_name: &str) -> Result<LimitedFile, ReadError> {
     let metadata = std::fs::metadata(path).map_err(open_error)?;
     check_kind(&metadata)?;
     let file = open_nonblocking(path).map_err(open_error)?;
     let opened = file.metadata().map_err(open_error)?;
     check_kind(&opened)?;
     note_input(&opened);
-    let mut bytes = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| ReadError::Refused(format!("cannot read: {err}")))?;
-    if bytes.len() as u64 > limit {
-        return Err(ReadError::Refused(format!(
-            "file is larger than the limit of {} ({limit_name})",
-            human_bytes(limit)
-        )));
+    Ok(LimitedFile {
+        file: file.take(limit + 1),
+        read: 0,
+        limit,
+        limit_name: limit_name.to_string(),
+    })
+}
+
+/// A file read through [`open_limited`].
+pub struct LimitedFile {
+    file: std::io::Take<File>,
+    read: u64,
+    limit: u64,
+    limit_name: String,
+}
+
+impl LimitedFile {
+    /// Bytes read so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.read
     }
-    Ok(bytes)
+}
+
+impl Read for LimitedFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read(buf)?;
+        self.read += n as u64;
+        if self.read > self.limit {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                format!(
+                    "file is larger than the limit of {} ({})",
+                    human_bytes(self.limit),
+                    self.limit_name
+                ),
+            ));
+        }
+        Ok(n)
+    }
 }
 
 /// As [`read_limited`], for text: the bytes must be UTF-8.

@@ -57,6 +57,26 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Text for a terminal that may span lines: as [`one_line`], except that a
+/// newline stays a line break. The last guard on everything plansim prints
+/// to stderr (`cli::output::err`): a message built from user data that
+/// slipped past [`one_line`] can still break a line where the message does,
+/// but never carries an ESC, a carriage return or a bidirectional override
+/// to the terminal.
+pub fn terminal_lines(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c != '\n' && forbidden(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&one_line(line));
+    }
+    Cow::Owned(out)
+}
+
 /// A path as a message quotes it, through [`one_line`]: a directory or
 /// file name the user gave is data like any other.
 pub fn one_line_path(path: &std::path::Path) -> String {

@@ -319,9 +319,12 @@ impl<'a> Outputs<'a> {
                 trace_csv::file_name(&scenario.name, result.row.policy.name(), result.row.seed);
             let path = out.join(&name);
             let written = match (file, &result.trace) {
-                (Some(file), _) => file
-                    .commit()
-                    .map_err(|err| format!("{}: cannot write: {err}", path.display())),
+                (Some(file), _) => file.commit().map_err(|err| {
+                    format!(
+                        "{}: cannot write: {err}",
+                        crate::names::one_line_path(&path)
+                    )
+                }),
                 (None, Some(trace)) => write(&path, &trace_csv::render(scenario, trace)),
                 (None, None) => continue,
             };
@@ -369,5 +372,6 @@ impl<'a> Outputs<'a> {
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    write_atomic(path, bytes).map_err(|err| format!("{}: cannot write: {err}", path.display()))
+    write_atomic(path, bytes)
+        .map_err(|err| format!("{}: cannot write: {err}", crate::names::one_line_path(path)))
 }

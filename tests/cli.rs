@@ -1,5 +1,9 @@
 //! The command line's contract: exit codes, outputs, nothing written on bad input.
 
+// A test or example prints for the person running it; plansim's own
+// shell prints only through cli::output (see clippy.toml).
+#![allow(clippy::disallowed_macros)]
+
 mod common;
 
 fn text(bytes: &[u8]) -> String {

@@ -589,3 +589,62 @@ fn disconnect_settings_keep_their_spelling_and_the_release_picks_one() {
         assert!(lost.contains(&"fields"), "{fixture}: {lost:?}");
     }
 }
+
+#[test]
+fn a_large_allocations_json_is_streamed_keeping_only_what_starts_the_run() {
+    // A real /v1/allocations entry carries task states, resources and
+    // events: a few KiB each. 12,000 of them pass MAX_FILE_BYTES (16 MiB),
+    // which no longer bounds this file: it is parsed as it is read.
+    let dir = common::temp_dir("nomad-import-streamed");
+    let export = dir.join("export");
+    large_export(&export, 50, 6_000);
+    let padding = "x".repeat(3_000);
+    let alloc_list: Vec<String> = (0..12_000)
+        .map(|i| {
+            let (index, status) = if i % 2 == 0 {
+                (i / 2, "running")
+            } else {
+                (i, "complete")
+            };
+            format!(
+                r#"{{"Name": "big.g[{index}]", "JobID": "big", "NodeID": "id-{}", "DesiredStatus": "run", "ClientStatus": "{status}", "TaskStates": {{"t": {{"State": "dead", "Events": [{{"Message": "{padding}"}}]}}}}}}"#,
+                i % 50
+            )
+        })
+        .collect();
+    let text = format!("[{}]", alloc_list.join(",\n"));
+    assert!(text.len() > plansim::scenario::limits::MAX_FILE_BYTES);
+    std::fs::write(export.join("allocations.json"), text).unwrap();
+    let out = dir.join("streamed.yaml");
+    let output = import_export(&export, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let scenario = load_file(&out).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scenario.initial_allocations.len(), 6_000);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn an_imported_name_holding_the_template_placeholder_keeps_it() {
+    // `{i}` stamps only an entry with a count: a Nomad node named
+    // `web-{i}` is imported, loads and holds its allocations as named.
+    let dir = common::temp_dir("nomad-import-placeholder");
+    let export = dir.join("export");
+    large_export(&export, 2, 4);
+    let nodes = std::fs::read_to_string(export.join("nodes.json")).unwrap();
+    std::fs::write(
+        export.join("nodes.json"),
+        nodes.replace("\"Name\": \"n1\"", "\"Name\": \"web-{i}\""),
+    )
+    .unwrap();
+    let out = dir.join("placeholder.yaml");
+    let output = import_export(&export, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let scenario = load_file(&out).unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = scenario.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert!(names.contains(&"web-{i}"), "{names:?}");
+    assert!(!names.contains(&"web-0"), "{names:?}");
+    assert_eq!(scenario.initial_allocations.len(), 4);
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -5,6 +5,10 @@
 //! any listed one that no longer occurs (so the list only shrinks).
 //! `PLANSIM_ORACLE_WRITE_KNOWN=1` rewrites the list from the results.
 
+// A test or example prints for the person running it; plansim's own
+// shell prints only through cli::output (see clippy.toml).
+#![allow(clippy::disallowed_macros)]
+
 use std::path::PathBuf;
 
 use plansim::agreement::{

@@ -420,3 +420,66 @@ fn a_refusal_quotes_odd_names_escaped() {
     assert!(!stderr.lines().any(|l| l.starts_with("FORGED")), "{stderr}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_stderr_that_cannot_be_written_does_not_turn_an_error_into_a_crash() {
+    // `eprintln!` panics on a full or closed stderr (a crash, exit 101):
+    // every message goes through one writer that loses it instead.
+    let dir = common::temp_dir("outputs-stderr-full");
+    let bad = dir.join("bad.yaml");
+    std::fs::write(&bad, "nodes: 3\n").unwrap();
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return; // no /dev/full on this system
+    };
+    let output = Command::new(env!("CARGO_BIN_EXE_plansim"))
+        .args(["validate", common::arg(&bad)])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "bad input, not a crash");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn an_interrupted_run_removes_the_files_it_had_not_finished() {
+    // SIGTERM (what a batch engine sends) in the middle of a traced run:
+    // every trace being written is a temporary, and none is left behind.
+    let dir = common::temp_dir("outputs-interrupt");
+    let out = dir.join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plansim"))
+        .args(["run", &common::repo_path(SCENARIO).display().to_string()])
+        .args(["--seeds", "100000", "--trace", "--quiet", "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let temporaries = |dir: &Path| -> usize {
+        std::fs::read_dir(dir).map_or(0, |entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+                .count()
+        })
+    };
+    // Polled every 2 ms for at most 2 minutes (a count, not a clock).
+    let mut polls = 0;
+    while temporaries(&out) == 0 {
+        polls += 1;
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it was interrupted"
+        );
+        assert!(polls < 60_000, "no trace was ever written");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) on our own child's pid, with a valid signal.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert_eq!(temporaries(&out), 0, "no temporary is left");
+    std::fs::remove_dir_all(dir).unwrap();
+}

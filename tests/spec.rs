@@ -2,6 +2,10 @@
 //! examples are kept as fixtures (checked against the spec when it is
 //! beside the repository, as in CI), and must load and run.
 
+// A test or example prints for the person running it; plansim's own
+// shell prints only through cli::output (see clippy.toml).
+#![allow(clippy::disallowed_macros)]
+
 mod common;
 
 use plansim::model::policy::Policy;

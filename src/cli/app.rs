@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
-use super::output::{EXIT_BAD_INPUT, EXIT_OK, note_stdout, out, stdout_failed};
+use super::output::{EXIT_BAD_INPUT, EXIT_OK, errln, note_stdout, out, stdout_failed};
 
 /// Shown under every `--help`: what the exit codes mean and where the
 /// formats are described.
@@ -108,6 +108,8 @@ pub fn main() -> ExitCode {
     // exits 101 as before.
     super::crash::install();
     super::crash::test_panic_if_asked();
+    // An interrupt removes the temporaries of the files being written.
+    super::interrupt::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -140,7 +142,7 @@ pub fn main() -> ExitCode {
 fn stdout_exit(code: u8) -> u8 {
     match stdout_failed() {
         Some(message) => {
-            eprintln!("{message}");
+            errln!("{message}");
             EXIT_BAD_INPUT
         }
         None => code,
@@ -168,7 +170,7 @@ fn man_page() -> u8 {
             EXIT_OK
         }
         Err(err) => {
-            eprintln!("cannot render the man page: {err}");
+            errln!("cannot render the man page: {err}");
             EXIT_BAD_INPUT
         }
     }

@@ -85,7 +85,7 @@ pub fn crash_paragraph(message: &str, location: &str, written: Result<&Path, &st
             "Please report it to plansim's maintainers with the crash file {}, which holds the \
              message, where it happened, the plansim version, the command line and a backtrace, \
              and the input files that command names if you can share them.",
-            path.display()
+            crate::names::one_line_path(path)
         ),
         Err(why) => format!(
             "No crash file could be written ({why}): please report it to plansim's maintainers \
@@ -157,14 +157,14 @@ fn write_crash_file(dir: &Path, text: &str) -> Result<PathBuf, String> {
         match create_exclusive(&path, text.as_bytes()) {
             Ok(()) => return Ok(path),
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
-                last = format!("{}: {err}", path.display());
+                last = format!("{}: {err}", crate::names::one_line_path(&path));
             }
-            Err(err) => return Err(format!("{}: {err}", path.display())),
+            Err(err) => return Err(format!("{}: {err}", crate::names::one_line_path(&path))),
         }
     }
     Err(format!(
         "{CRASH_FILE_ATTEMPTS} names in {} were taken, the last {last}",
-        dir.display()
+        crate::names::one_line_path(dir)
     ))
 }
 

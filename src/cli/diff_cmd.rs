@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::output::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK};
+use super::output::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, errln};
 use crate::model::metrics::Metric;
 use crate::report::diff::{DiffOptions, Tolerances, compare, render_markdown, render_text};
 use crate::report::results;
@@ -42,7 +42,7 @@ pub fn run(args: DiffArgs) -> u8 {
         Ok(true) => EXIT_OK,
         Ok(false) => EXIT_EXPECT_FAILED,
         Err(message) => {
-            eprintln!("{message}");
+            errln!("{message}");
             EXIT_BAD_INPUT
         }
     }

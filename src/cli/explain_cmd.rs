@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::args::parse_policy;
-use super::output::{EXIT_BAD_INPUT, EXIT_OK};
+use super::output::{EXIT_BAD_INPUT, EXIT_OK, errln};
 use crate::explain::{explain, render_text};
 use crate::model::policy::Policy;
 use crate::scenario::load_file;
@@ -40,7 +40,7 @@ pub fn run(args: ExplainArgs) -> u8 {
     let scenario = match load_file(&args.scenario) {
         Ok(scenario) => scenario,
         Err(err) => {
-            eprintln!("{err}");
+            errln!("{err}");
             return EXIT_BAD_INPUT;
         }
     };
@@ -48,7 +48,7 @@ pub fn run(args: ExplainArgs) -> u8 {
     let explanation = match explain(&scenario, args.baseline, args.candidate, seed) {
         Ok(explanation) => explanation,
         Err(message) => {
-            eprintln!("{message}");
+            errln!("{message}");
             return EXIT_BAD_INPUT;
         }
     };

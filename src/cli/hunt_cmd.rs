@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::output::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, out};
+use super::output::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, errln, out};
 use crate::hunt::Property;
 use crate::hunt::command::{HuntRequest, HuntSession};
 use crate::model::time::{Millis, parse_duration};
@@ -104,7 +104,7 @@ pub fn run(args: HuntArgs) -> u8 {
     match hunt_command(&args) {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("{message}");
+            errln!("{message}");
             EXIT_BAD_INPUT
         }
     }
@@ -152,7 +152,7 @@ fn hunt_command(args: &HuntArgs) -> Result<u8, String> {
     out(&outcome.summary);
     if !args.quiet && searched.as_secs_f64() > 0.0 {
         // Timing is not output: it goes to stderr and never into a file.
-        eprintln!(
+        errln!(
             "searched {} scenario(s) in {:.1}s on {threads} thread(s): {:.0} scenarios/s",
             search.tried,
             searched.as_secs_f64(),

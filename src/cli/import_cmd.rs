@@ -2,12 +2,13 @@
 
 use std::cell::Cell;
 use std::collections::BTreeSet;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
-use super::output::{EXIT_BAD_INPUT, EXIT_OK};
-use crate::fsio::{ReadError, human_bytes, read_text_limited};
+use super::output::{EXIT_BAD_INPUT, EXIT_OK, errln};
+use crate::fsio::{LimitedFile, ReadError, human_bytes, open_limited, read_text_limited};
 use crate::import::nomad::{EXPORT_DIRS, ExportSource, import};
 use crate::names::{one_line, one_line_path};
 use crate::report::outdir;
@@ -49,10 +50,10 @@ const LIMIT_NAMES: [&str; 8] = [
 
 pub fn run(args: ImportArgs) -> u8 {
     let ImportSource::Nomad { dir, out, force } = args.source;
-    let files = match list_export(&dir) {
+    let files = match list_export(&dir, ImportLimits::REAL) {
         Ok(files) => files,
         Err(message) => {
-            eprintln!("{}", one_line(&message));
+            errln!("{}", one_line(&message));
             return EXIT_BAD_INPUT;
         }
     };
@@ -64,7 +65,7 @@ pub fn run(args: ImportArgs) -> u8 {
         Ok(imported) => imported,
         Err(mut err) => {
             err.file = dir.join(&err.file).display().to_string();
-            eprintln!("{err}");
+            errln!("{err}");
             return EXIT_BAD_INPUT;
         }
     };
@@ -77,12 +78,12 @@ pub fn run(args: ImportArgs) -> u8 {
             .iter()
             .any(|limit| message.contains(&format!("({limit})")))
         {
-            eprintln!(
+            errln!(
                 "{}: the export is too large for one scenario (nothing written): {err}",
                 one_line_path(&dir)
             );
         } else {
-            eprintln!("the imported scenario does not load (please report this): {err}");
+            errln!("the imported scenario does not load (please report this): {err}");
         }
         return EXIT_BAD_INPUT;
     }
@@ -90,7 +91,7 @@ pub fn run(args: ImportArgs) -> u8 {
     let claimed = match outdir::claim_file(&out, force) {
         Ok(claimed) => claimed,
         Err(message) => {
-            eprintln!("{}", one_line(&message));
+            errln!("{}", one_line(&message));
             return EXIT_BAD_INPUT;
         }
     };
@@ -98,13 +99,13 @@ pub fn run(args: ImportArgs) -> u8 {
     for note in &imported.notes {
         let line = note.strip_prefix("warning: ").map_or_else(
             || format!("note: {note}"),
-            |w| format!("warning: {}", dir.join(w).display()),
+            |w| format!("warning: {}", crate::names::one_line_path(&dir.join(w))),
         );
-        eprintln!("{}", one_line(&line));
+        errln!("{}", one_line(&line));
     }
     let text = outdir::stamp("import nomad", &imported.yaml);
     if let Err(message) = claimed.write(text.as_bytes()) {
-        eprintln!("{}", one_line(&message));
+        errln!("{}", one_line(&message));
         return EXIT_BAD_INPUT;
     }
     EXIT_OK
@@ -118,13 +119,32 @@ struct ExportDir {
     dir: PathBuf,
     listed: BTreeSet<String>,
     read_so_far: Cell<u64>,
+    limits: ImportLimits,
+}
+
+/// The import's own limits: the real ones, or smaller ones in the tests
+/// (an export past the real ones is a gigabyte, or half a million files).
+#[derive(Clone, Copy)]
+struct ImportLimits {
+    entries: usize,
+    total_bytes: u64,
+}
+
+impl ImportLimits {
+    const REAL: ImportLimits = ImportLimits {
+        entries: IMPORT_MAX_ENTRIES,
+        total_bytes: IMPORT_MAX_TOTAL_BYTES,
+    };
 }
 
 /// Lists DIR and its node/, plugin/, volume/ and job/ subdirectories
 /// (names only: nothing in them is opened or stat'ed).
-fn list_export(dir: &Path) -> Result<ExportDir, String> {
+fn list_export(dir: &Path, limits: ImportLimits) -> Result<ExportDir, String> {
     if !dir.is_dir() {
-        return Err(format!("{}: not a directory", dir.display()));
+        return Err(format!(
+            "{}: not a directory",
+            crate::names::one_line_path(dir)
+        ));
     }
     let mut listed = BTreeSet::new();
     for sub in std::iter::once("").chain(EXPORT_DIRS) {
@@ -134,19 +154,24 @@ fn list_export(dir: &Path) -> Result<ExportDir, String> {
             // A subdirectory not saved (or not a directory): listed as a name above.
             Err(_) if !sub.is_empty() => continue,
             Err(err) => {
-                return Err(format!("{}: cannot read directory: {err}", path.display()));
+                return Err(format!(
+                    "{}: cannot read directory: {err}",
+                    crate::names::one_line_path(&path)
+                ));
             }
         };
         for entry in entries {
-            let entry = entry.map_err(|err| format!("{}: {err}", path.display()))?;
+            let entry =
+                entry.map_err(|err| format!("{}: {err}", crate::names::one_line_path(&path)))?;
             let name = entry.file_name().to_string_lossy().into_owned();
             if sub.is_empty() && EXPORT_DIRS.contains(&name.as_str()) {
                 continue;
             }
-            if listed.len() >= IMPORT_MAX_ENTRIES {
+            if listed.len() >= limits.entries {
                 return Err(format!(
-                    "{}: more than {IMPORT_MAX_ENTRIES} entries in it and its node/, plugin/, volume/ and job/ (IMPORT_MAX_ENTRIES)",
-                    dir.display()
+                    "{}: more than {} entries in it and its node/, plugin/, volume/ and job/ (IMPORT_MAX_ENTRIES)",
+                    one_line_path(dir),
+                    limits.entries
                 ));
             }
             listed.insert(if sub.is_empty() {
@@ -160,6 +185,7 @@ fn list_export(dir: &Path) -> Result<ExportDir, String> {
         dir: dir.to_path_buf(),
         listed,
         read_so_far: Cell::new(0),
+        limits,
     })
 }
 
@@ -173,7 +199,10 @@ impl ExportSource for ExportDir {
         if !self.listed.contains(path) {
             return Ok(None);
         }
-        let left = IMPORT_MAX_TOTAL_BYTES.saturating_sub(self.read_so_far.get());
+        let left = self
+            .limits
+            .total_bytes
+            .saturating_sub(self.read_so_far.get());
         let (limit, limit_name) = if left < MAX_FILE_BYTES as u64 {
             (left, "IMPORT_MAX_TOTAL_BYTES")
         } else {
@@ -186,7 +215,7 @@ impl ExportSource for ExportDir {
             Err(ReadError::Refused(message)) if limit_name == "IMPORT_MAX_TOTAL_BYTES" => {
                 return Err(refused(format!(
                     "{message}: the files an import reads may hold {} in all (IMPORT_MAX_TOTAL_BYTES)",
-                    human_bytes(IMPORT_MAX_TOTAL_BYTES)
+                    human_bytes(self.limits.total_bytes)
                 )));
             }
             Err(ReadError::Refused(message)) => return Err(refused(message)),
@@ -194,5 +223,96 @@ impl ExportSource for ExportDir {
         self.read_so_far
             .set(self.read_so_far.get() + text.len() as u64);
         Ok(Some(text))
+    }
+
+    /// Streamed within what is left of IMPORT_MAX_TOTAL_BYTES (not
+    /// MAX_FILE_BYTES: only what is kept of it is held).
+    fn open(&self, path: &str) -> Result<Option<Box<dyn Read + '_>>, LoadError> {
+        if !self.listed.contains(path) {
+            return Ok(None);
+        }
+        let left = self
+            .limits
+            .total_bytes
+            .saturating_sub(self.read_so_far.get());
+        match open_limited(&self.dir.join(path), left, "IMPORT_MAX_TOTAL_BYTES") {
+            Ok(file) => Ok(Some(Box::new(Counted {
+                file,
+                total: &self.read_so_far,
+            }))),
+            Err(ReadError::NotFound) => Ok(None),
+            Err(ReadError::Refused(message)) => Err(file_error(path, None, message)),
+        }
+    }
+}
+
+/// A streamed export file that adds what it reads to the export's total.
+struct Counted<'a> {
+    file: LimitedFile,
+    total: &'a Cell<u64>,
+}
+
+impl Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read(buf)?;
+        self.total.set(self.total.get() + n as u64);
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_dir::TempDir;
+
+    const SMALL: ImportLimits = ImportLimits {
+        entries: 5,
+        total_bytes: 1000,
+    };
+
+    #[test]
+    fn the_listing_is_refused_past_its_entry_limit() {
+        let dir = TempDir::new("import-entries");
+        std::fs::create_dir_all(dir.join("node")).unwrap();
+        for i in 0..3 {
+            std::fs::write(dir.join(format!("x{i}.json")), "[]").unwrap();
+            std::fs::write(dir.join("node").join(format!("n{i}.json")), "{}").unwrap();
+        }
+        let err = list_export(&dir, SMALL).err().expect("6 entries, limit 5");
+        assert!(err.contains("more than 5 entries"), "{err}");
+        assert!(err.contains("(IMPORT_MAX_ENTRIES)"), "{err}");
+        let listed = list_export(
+            &dir,
+            ImportLimits {
+                entries: 6,
+                ..SMALL
+            },
+        )
+        .unwrap();
+        assert_eq!(listed.listed().len(), 6);
+    }
+
+    #[test]
+    fn every_file_read_counts_against_the_total_whole_or_streamed() {
+        let dir = TempDir::new("import-total");
+        std::fs::write(dir.join("nodes.json"), "n".repeat(600)).unwrap();
+        std::fs::write(dir.join("jobs.json"), "j".repeat(300)).unwrap();
+        std::fs::write(dir.join("allocations.json"), "a".repeat(200)).unwrap();
+        let export = list_export(&dir, SMALL).unwrap();
+        assert_eq!(export.read("nodes.json").unwrap().unwrap().len(), 600);
+        assert_eq!(export.read("jobs.json").unwrap().unwrap().len(), 300);
+        // 100 bytes are left: the streamed file fails on its 101st.
+        let mut stream = export.open("allocations.json").unwrap().unwrap();
+        let mut bytes = Vec::new();
+        let err = stream.read_to_end(&mut bytes).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::FileTooLarge);
+        assert!(err.to_string().contains("IMPORT_MAX_TOTAL_BYTES"), "{err}");
+        drop(stream);
+        // Nothing is left for a whole read either, and the message says why.
+        let err = export.read("allocations.json").expect_err("over the total");
+        assert!(err.to_string().contains("1000 bytes in all"), "{err}");
+        // A name the listing does not hold is no file, whatever is on disk.
+        assert!(export.read("../nodes.json").unwrap().is_none());
+        assert!(export.open("node/../nodes.json").unwrap().is_none());
     }
 }

@@ -1,5 +1,6 @@
 //! Turning command-line paths into loaded scenarios.
 
+use super::output::errln;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -23,22 +24,29 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
             if found.is_empty() {
                 return Err(format!(
                     "{}: no *.yaml files in this directory",
-                    path.display()
+                    crate::names::one_line_path(path)
                 ));
             }
             files.extend(found);
         } else if path.exists() {
             files.push(path.clone());
         } else {
-            return Err(format!("{}: no such file or directory", path.display()));
+            return Err(format!(
+                "{}: no such file or directory",
+                crate::names::one_line_path(path)
+            ));
         }
     }
     Ok(files)
 }
 
 fn yaml_files_below(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) -> Result<(), String> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|err| format!("{}: cannot read directory: {err}", dir.display()))?;
+    let entries = std::fs::read_dir(dir).map_err(|err| {
+        format!(
+            "{}: cannot read directory: {err}",
+            crate::names::one_line_path(dir)
+        )
+    })?;
     for entry in entries.filter_map(Result::ok) {
         let path = entry.path();
         let Ok(kind) = entry.file_type() else {
@@ -87,7 +95,7 @@ pub fn load_scenarios(files: &[PathBuf], strict: bool) -> Result<Vec<Scenario>, 
                 message: format!(
                     "name: scenario names \"{}\" and \"{other}\" ({}) both become \"{slug}\" in file names, so their traces would overwrite each other; rename one",
                     scenario.name,
-                    first.display()
+                    crate::names::one_line_path(first)
                 ),
             });
         }
@@ -99,7 +107,7 @@ pub fn load_scenarios(files: &[PathBuf], strict: bool) -> Result<Vec<Scenario>, 
                 message: format!(
                     "name: scenario name \"{}\" is also used by {}; results are keyed by name, so names must be unique",
                     scenario.name,
-                    first.display()
+                    crate::names::one_line_path(first)
                 ),
             });
         }
@@ -157,7 +165,7 @@ pub fn experiment_given(file: &Path) -> LoadError {
         position: None,
         message: format!(
             "this is an experiment file: use plansim sweep {} (or plansim validate to check its grid)",
-            file.display()
+            crate::names::one_line_path(file)
         ),
     }
 }
@@ -176,7 +184,7 @@ pub fn load_checked(file: &Path, strict: bool) -> Result<Scenario, Vec<LoadError
             .collect());
     }
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     Ok(scenario)
 }

@@ -9,6 +9,7 @@ mod explain_cmd;
 mod hunt_cmd;
 mod import_cmd;
 mod inputs;
+mod interrupt;
 mod output;
 mod run_cmd;
 mod run_progress;

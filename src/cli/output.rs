@@ -27,6 +27,27 @@ pub(crate) fn out(text: &str) {
     );
 }
 
+/// Prints one message line (or several) to stderr, through
+/// [`crate::names::terminal_lines`] so no control character but the line
+/// breaks reaches the terminal. A stderr that cannot be written (closed,
+/// `2>/dev/full`) loses the message but never stops the command: the
+/// standard `eprintln!` would panic there (clippy.toml forbids it).
+pub(crate) fn err(text: &str) {
+    use std::io::Write;
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr
+        .write_all(crate::names::terminal_lines(text).as_bytes())
+        .and_then(|()| stderr.write_all(b"\n"));
+}
+
+/// [`err`] with `format!` arguments: the shell's `eprintln!`.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::cli::output::err(&format!($($arg)*))
+    };
+}
+pub(crate) use errln;
+
 /// Records the outcome of a write to stdout; `false` once stdout is gone.
 pub(crate) fn note_stdout(written: std::io::Result<()>) -> bool {
     use std::sync::atomic::Ordering;

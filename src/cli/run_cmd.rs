@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::args::{Seeds, parse_policy, parse_seeds};
 use super::inputs::{load_scenarios, scenario_files};
-use super::output::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK};
+use super::output::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, errln};
 use super::run_progress::RunBars;
 use crate::model::policy::Policy;
 use crate::run_command::{RunRequest, run_command};
@@ -53,7 +53,7 @@ pub fn run(args: RunArgs) -> u8 {
     let files = match scenario_files(&args.paths) {
         Ok(files) => files,
         Err(message) => {
-            eprintln!("{message}");
+            errln!("{message}");
             return EXIT_BAD_INPUT;
         }
     };
@@ -61,7 +61,7 @@ pub fn run(args: RunArgs) -> u8 {
         Ok(scenarios) => scenarios,
         Err(errors) => {
             for err in errors {
-                eprintln!("{err}");
+                errln!("{err}");
             }
             return EXIT_BAD_INPUT;
         }
@@ -87,7 +87,7 @@ pub fn run(args: RunArgs) -> u8 {
         Ok(outcome) => outcome,
         Err(lines) => {
             for line in lines {
-                eprintln!("{line}");
+                errln!("{line}");
             }
             return EXIT_BAD_INPUT;
         }
@@ -99,7 +99,7 @@ pub fn run(args: RunArgs) -> u8 {
         super::output::out(&outcome.verdict_lines(&scenarios));
     }
     if failed > 0 {
-        eprintln!("{failed} expectation(s) failed");
+        errln!("{failed} expectation(s) failed");
         EXIT_EXPECT_FAILED
     } else {
         EXIT_OK

@@ -2,6 +2,7 @@
 //! simulated time against the horizon, summed over the runs in flight, and
 //! events per second. Drawn on stderr only when it is a terminal.
 
+use super::output::errln;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::model::scenario::Scenario;
@@ -85,7 +86,7 @@ impl RunObserver for RunBars {
     fn scenario_done(&mut self, done: &ScenarioDone) {
         if self.quiet {
             for (seed, outcome) in &done.failed {
-                eprintln!(
+                errln!(
                     "{} (seed {seed}): expect failed: {} (actual {})",
                     done.scenario.name,
                     outcome.expectation,
@@ -100,10 +101,10 @@ impl RunObserver for RunBars {
 
     fn stale_traces_removed(&mut self, dir: &std::path::Path, names: &[String]) {
         if !self.quiet {
-            eprintln!(
+            errln!(
                 "removed {} trace file(s) of an earlier run from {}",
                 names.len(),
-                dir.display()
+                crate::names::one_line_path(dir)
             );
         }
     }

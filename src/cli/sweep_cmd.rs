@@ -2,13 +2,15 @@
 //! and `plansim merge SHARD_DIR... --out DIR`.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::atomic::Ordering as AtomicOrdering;
+
+use super::interrupt::{self, EXIT_INTERRUPTED, INTERRUPTED};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::inputs::{FileKind, file_kind};
-use super::output::{EXIT_BAD_INPUT, EXIT_OK};
+use super::output::{EXIT_BAD_INPUT, EXIT_OK, errln};
 use crate::experiment::grid::Shard;
 use crate::sweep::{self, Sweep};
 
@@ -52,26 +54,15 @@ pub struct MergeArgs {
     quiet: bool,
 }
 
-/// Set by the first Ctrl-C: workers start no new run, finished runs are
-/// journaled, and the sweep stops so `--resume` can finish it.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// The exit code of a sweep stopped by Ctrl-C (128 + SIGINT, as shells expect).
-pub const EXIT_INTERRUPTED: u8 = 130;
-
 pub fn run(args: SweepArgs) -> u8 {
-    // A second Ctrl-C stops at once; the journal is still whole up to its
-    // last complete line.
-    let _ = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, AtomicOrdering::SeqCst) {
-            std::process::exit(i32::from(EXIT_INTERRUPTED));
-        }
-    });
+    // The first Ctrl-C stops new runs: finished runs are journaled, and
+    // the sweep stops so `--resume` can finish it. A second stops at once.
+    interrupt::graceful();
     match sweep_command(&args) {
         Ok(()) if INTERRUPTED.load(AtomicOrdering::SeqCst) => EXIT_INTERRUPTED,
         Ok(()) => EXIT_OK,
         Err(message) => {
-            eprintln!("{message}");
+            errln!("{message}");
             EXIT_BAD_INPUT
         }
     }
@@ -81,7 +72,7 @@ pub fn merge(args: MergeArgs) -> u8 {
     match merge_command(&args) {
         Ok(()) => EXIT_OK,
         Err(message) => {
-            eprintln!("{message}");
+            errln!("{message}");
             EXIT_BAD_INPUT
         }
     }
@@ -91,14 +82,14 @@ fn sweep_command(args: &SweepArgs) -> Result<(), String> {
     if file_kind(&args.experiment) == FileKind::Scenario {
         return Err(format!(
             "{}: this is a scenario file: use plansim run {} (an experiment file names its scenario with `scenario:`; see docs/experiment-format.md)",
-            args.experiment.display(),
-            args.experiment.display()
+            crate::names::one_line_path(&args.experiment),
+            crate::names::one_line_path(&args.experiment)
         ));
     }
     let experiment = sweep::load(&args.experiment)?;
     if !args.quiet {
         for warning in &experiment.warnings {
-            eprintln!("warning: {warning}");
+            errln!("warning: {warning}");
         }
     }
     let shard = args.shard.unwrap_or(Shard::WHOLE);
@@ -120,9 +111,9 @@ fn sweep_command(args: &SweepArgs) -> Result<(), String> {
     progress.finish_and_clear();
     let (recorded, owned) = (sweep.recorded(), sweep.owned());
     if INTERRUPTED.load(AtomicOrdering::SeqCst) {
-        eprintln!(
+        errln!(
             "interrupted: {recorded} of {owned} runs recorded in {} ({this_time} this time); run the same command with --resume to finish",
-            out.display()
+            crate::names::one_line_path(&out)
         );
         return Ok(());
     }
@@ -135,14 +126,14 @@ fn sweep_command(args: &SweepArgs) -> Result<(), String> {
                 sweep.experiment().runs()
             )
         };
-        eprintln!(
+        errln!(
             "{runs} recorded in {} ({this_time} this time)",
-            out.display()
+            crate::names::one_line_path(&out)
         );
     }
     if shard != Shard::WHOLE {
         if !args.quiet {
-            eprintln!("merge the shards with: plansim merge SHARD_DIR... --out DIR");
+            errln!("merge the shards with: plansim merge SHARD_DIR... --out DIR");
         }
         return Ok(());
     }
@@ -172,7 +163,10 @@ fn print_rendered(rendered: &sweep::Rendered, quiet: bool) {
     for line in &rendered.headlines {
         super::output::out(&format!("{line}\n"));
     }
-    eprintln!("wrote {}", rendered.index_html.display());
+    errln!(
+        "wrote {}",
+        crate::names::one_line_path(&rendered.index_html)
+    );
 }
 
 fn merge_command(args: &MergeArgs) -> Result<(), String> {
@@ -180,7 +174,7 @@ fn merge_command(args: &MergeArgs) -> Result<(), String> {
     let quiet = args.quiet;
     let rendered = sweep::merge(&args.shards, &args.out, args.force, &pool, &mut |line| {
         if !quiet {
-            eprintln!("{line}");
+            errln!("{line}");
         }
     })?;
     print_rendered(&rendered, args.quiet);

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::inputs::{FileKind, file_kind, load_checked, scenario_files};
-use super::output::{EXIT_BAD_INPUT, EXIT_OK};
+use super::output::{EXIT_BAD_INPUT, EXIT_OK, errln};
 
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
@@ -24,7 +24,7 @@ pub fn run(args: ValidateArgs) -> u8 {
     let files = match scenario_files(&args.paths) {
         Ok(files) => files,
         Err(message) => {
-            eprintln!("{message}");
+            errln!("{message}");
             return EXIT_BAD_INPUT;
         }
     };
@@ -32,7 +32,7 @@ pub fn run(args: ValidateArgs) -> u8 {
     for file in &files {
         if file_kind(file) == FileKind::Experiment {
             if let Err(message) = validate_experiment(file) {
-                eprintln!("{message}");
+                errln!("{message}");
                 code = EXIT_BAD_INPUT;
             }
             continue;
@@ -47,7 +47,7 @@ pub fn run(args: ValidateArgs) -> u8 {
                     .sum();
                 super::output::out(&format!(
                     "ok {}: {} ({} nodes, {} volumes, {} jobs, {} allocations, {} events)\n",
-                    file.display(),
+                    crate::names::one_line_path(file),
                     scenario.name,
                     scenario.nodes.len(),
                     scenario.volumes.len(),
@@ -58,7 +58,7 @@ pub fn run(args: ValidateArgs) -> u8 {
             }
             Err(errors) => {
                 for err in errors {
-                    eprintln!("{err}");
+                    errln!("{err}");
                 }
                 code = EXIT_BAD_INPUT;
             }
@@ -71,17 +71,17 @@ pub fn run(args: ValidateArgs) -> u8 {
 fn validate_experiment(file: &std::path::Path) -> Result<(), String> {
     let experiment = crate::experiment::spec::load(file, None).map_err(|err| err.to_string())?;
     for warning in &experiment.warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     super::output::out(&format!(
         "ok {}: this is an experiment file ({}): {} grid points x {} policies x {} seeds = {} runs, every grid point valid; run it with plansim sweep {}\n",
-        file.display(),
+        crate::names::one_line_path(file),
         experiment.name,
         experiment.points.len(),
         experiment.policies.len(),
         experiment.seeds.len(),
         experiment.runs(),
-        file.display()
+        crate::names::one_line_path(file)
     ));
     Ok(())
 }

@@ -15,6 +15,7 @@ use super::job::{ignored_warning, to_raw_job};
 use super::json::{parse_job, parse_typed, parse_value, volume_from_value};
 use super::volume::to_raw_volume;
 use crate::scenario::error::{LoadError, Position, file_error};
+use crate::scenario::limits::IMPORT_MAX_ALLOCATIONS;
 use crate::scenario::raw::*;
 use crate::scenario::write::raw::{RawCluster, StartEvent};
 
@@ -27,6 +28,15 @@ pub trait ExportSource {
     fn listed(&self) -> Vec<String>;
     /// The text of the file at `path` inside the export, if it has one.
     fn read(&self, path: &str) -> Result<Option<String>, LoadError>;
+    /// The file at `path` as a stream, for the one file that grows with
+    /// the cluster past what is worth holding as text (allocations.json:
+    /// a few KiB an allocation): parsed as it is read, keeping only what
+    /// the import uses. By default, [`ExportSource::read`]'s text.
+    fn open(&self, path: &str) -> Result<Option<Box<dyn std::io::Read + '_>>, LoadError> {
+        Ok(self.read(path)?.map(|text| {
+            Box::new(std::io::Cursor::new(text.into_bytes())) as Box<dyn std::io::Read>
+        }))
+    }
 }
 
 /// The files plansim reads at the top of an export; the rest are in these
@@ -196,6 +206,54 @@ struct ApiAllocation {
     node_id: Option<String>,
     desired_status: Option<String>,
     client_status: Option<String>,
+}
+
+/// The allocations of `/v1/allocations` that start the run (desired
+/// status run, client status running or pending), with that status: each
+/// entry is parsed and dropped as the file streams past, so what is held
+/// is only what is kept, at most [`IMPORT_MAX_ALLOCATIONS`].
+struct StartingAllocations(Vec<(ApiAllocation, RawInitialStatus)>);
+
+impl<'de> Deserialize<'de> for StartingAllocations {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct List;
+        impl<'de> serde::de::Visitor<'de> for List {
+            type Value = StartingAllocations;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON list of allocations (the response of the endpoint)")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut kept = Vec::new();
+                while let Some(alloc) = seq.next_element::<ApiAllocation>()? {
+                    let status = match (text(&alloc.desired_status), text(&alloc.client_status)) {
+                        ("run", "running") => RawInitialStatus::Running,
+                        ("run", "pending") => RawInitialStatus::Pending,
+                        _ => continue,
+                    };
+                    if kept.len() >= IMPORT_MAX_ALLOCATIONS {
+                        return Err(serde::de::Error::custom(format!(
+                            "more than {IMPORT_MAX_ALLOCATIONS} running or pending allocations (IMPORT_MAX_ALLOCATIONS)"
+                        )));
+                    }
+                    kept.push((alloc, status));
+                }
+                Ok(StartingAllocations(kept))
+            }
+        }
+        deserializer.deserialize_seq(List)
+    }
+}
+
+/// A streamed file's parse error: a read refused by its limit in the
+/// limit's words, anything else as [`parse_typed`] words it.
+fn stream_error(err: &serde_json::Error, file: &str) -> LoadError {
+    if err.is_io() {
+        return file_error(file, None, err.to_string());
+    }
+    super::json::json_error(err, file)
 }
 
 /// The export being read.
@@ -621,18 +679,15 @@ fn read_allocations(
     notes: &mut Vec<String>,
 ) -> Result<Vec<RawInitialAllocation>, LoadError> {
     let mut initial = Vec::new();
-    let Some(list_text) = export.files.read("allocations.json")? else {
+    let Some(stream) = export.files.open("allocations.json")? else {
         notes.push("allocations.json missing: the run starts with no allocations".into());
         return Ok(initial);
     };
-    let list: Vec<ApiAllocation> = parse_list(&list_text, "allocations.json", "allocations")?;
-    drop(list_text);
-    for alloc in list {
-        let status = match (text(&alloc.desired_status), text(&alloc.client_status)) {
-            ("run", "running") => RawInitialStatus::Running,
-            ("run", "pending") => RawInitialStatus::Pending,
-            _ => continue,
-        };
+    let mut parser = serde_json::Deserializer::from_reader(std::io::BufReader::new(stream));
+    let StartingAllocations(list) = StartingAllocations::deserialize(&mut parser)
+        .and_then(|list| parser.end().map(|()| list))
+        .map_err(|err| stream_error(&err, "allocations.json"))?;
+    for (alloc, status) in list {
         let alloc_name = checked_name("allocations.json", "allocation", text(&alloc.name))?;
         if !job_ids.contains(text(&alloc.job_id)) {
             notes.push(format!(

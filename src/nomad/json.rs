@@ -32,7 +32,7 @@ pub fn parse_typed<'t, T: serde::Deserialize<'t>>(
 }
 
 /// A serde_json error at its line and column.
-fn json_error(err: &serde_json::Error, file: &str) -> LoadError {
+pub(super) fn json_error(err: &serde_json::Error, file: &str) -> LoadError {
     let message = err.to_string();
     let message = message
         .rfind(" at line ")

@@ -12,9 +12,11 @@
 //! (`fsio::check_replace`): plansim never replaces a symlink, FIFO,
 //! socket, device or directory, nor a file this process read as an input.
 
+use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The marker in every temporary's name; `outdir` removes strays by it.
@@ -25,6 +27,29 @@ pub const TEMP_MARKER: &str = ".tmp-";
 const TEMP_ATTEMPTS: u64 = 64;
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Every temporary not yet renamed into place or removed, by its number:
+/// what an interrupted command removes ([`remove_unfinished_and_exit`]).
+static UNFINISHED: Mutex<BTreeMap<u64, PathBuf>> = Mutex::new(BTreeMap::new());
+
+fn unfinished() -> std::sync::MutexGuard<'static, BTreeMap<u64, PathBuf>> {
+    UNFINISHED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Removes every temporary still open, prints `message` and exits with
+/// `code`. The registry stays locked until the process is gone, so no
+/// thread can create a temporary after the sweep (a temporary is created
+/// under the same lock).
+pub fn remove_unfinished_and_exit(code: i32, message: &str) -> ! {
+    let live = unfinished();
+    for temp in live.values() {
+        let _ = fs::remove_file(temp);
+    }
+    let _ = writeln!(io::stderr(), "{message}");
+    std::process::exit(code);
+}
 
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -101,6 +126,8 @@ const SYNC_THREADS: usize = 16;
 /// error), it removes its temporary: nothing is left behind.
 pub struct AtomicFile {
     temp: PathBuf,
+    /// The temporary's number in [`UNFINISHED`].
+    number: u64,
     target: PathBuf,
     /// `None` once closed: the data is on disk, the rename still to come.
     file: Option<fs::File>,
@@ -117,9 +144,10 @@ impl AtomicFile {
             .file_name()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?
             .to_string_lossy();
-        let (temp, file) = create_temp(dir, &name)?;
+        let (number, temp, file) = create_temp(dir, &name)?;
         Ok(AtomicFile {
             temp,
+            number,
             target: target.to_path_buf(),
             file: Some(file),
             committed: false,
@@ -148,8 +176,14 @@ impl AtomicFile {
         self.close()?;
         crate::fsio::check_replace(&self.target)?;
         fs::rename(&self.temp, &self.target)?;
-        self.committed = true;
+        self.finished();
         Ok(())
+    }
+
+    /// Renamed into place: no longer a temporary.
+    fn finished(&mut self) {
+        self.committed = true;
+        unfinished().remove(&self.number);
     }
 
     /// As [`AtomicFile::commit`], for a target that must still be absent:
@@ -159,7 +193,7 @@ impl AtomicFile {
         match fs::hard_link(&self.temp, &self.target) {
             Ok(()) => {
                 let _ = fs::remove_file(&self.temp);
-                self.committed = true;
+                self.finished();
                 Ok(())
             }
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Err(io::Error::other(
@@ -168,7 +202,7 @@ impl AtomicFile {
             // A file system without hard links: renamed, if still absent.
             Err(_) if fs::symlink_metadata(&self.target).is_err() => {
                 fs::rename(&self.temp, &self.target)?;
-                self.committed = true;
+                self.finished();
                 Ok(())
             }
             Err(err) => Err(err),
@@ -200,17 +234,24 @@ impl Drop for AtomicFile {
         if !self.committed {
             self.file = None;
             let _ = fs::remove_file(&self.temp);
+            unfinished().remove(&self.number);
         }
     }
 }
 
-fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, fs::File)> {
+/// Creates a temporary beside `name` in `dir` and registers it in
+/// [`UNFINISHED`], both under the registry's lock.
+fn create_temp(dir: &Path, name: &str) -> io::Result<(u64, PathBuf, fs::File)> {
     let mut last = None;
+    let mut live = unfinished();
     for _ in 0..TEMP_ATTEMPTS {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let temp = dir.join(format!(".{name}{TEMP_MARKER}{}-{n}", std::process::id()));
         match OpenOptions::new().write(true).create_new(true).open(&temp) {
-            Ok(file) => return Ok((temp, file)),
+            Ok(file) => {
+                live.insert(n, temp.clone());
+                return Ok((n, temp, file));
+            }
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last = Some(err),
             Err(err) => return Err(err),
         }

@@ -74,3 +74,8 @@ pub const IMPORT_MAX_TOTAL_BYTES: u64 = 1024 * 1024 * 1024;
 /// Most entries an export's directories (DIR and its node/, plugin/,
 /// volume/ and job/) may list together: the listing is refused past it.
 pub const IMPORT_MAX_ENTRIES: usize = 500_000;
+/// Most running or pending allocations `plansim import nomad` keeps from
+/// allocations.json (streamed, within IMPORT_MAX_TOTAL_BYTES: the others
+/// are parsed and dropped): each becomes an initial allocation of the
+/// scenario, about 40 bytes of it, so the scenario stays a loadable file.
+pub const IMPORT_MAX_ALLOCATIONS: usize = 300_000;

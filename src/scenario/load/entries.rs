@@ -59,6 +59,10 @@ pub(super) fn expand<'e, T: Clone + Stamp>(
     budget: &mut TemplateBudget,
 ) -> Result<impl Iterator<Item = T> + 'e, Fail> {
     let name = crate::names::shown(id);
+    // Only a template (an entry with a count) is stamped: without one,
+    // `{i}` is text like any other, so a Nomad node or job whose name holds
+    // it (an import writes names as Nomad has them) keeps its name.
+    let template = count.is_some();
     let count = count.map_or(1, |c| c.0);
     if count == 0 {
         return fail(
@@ -103,7 +107,9 @@ pub(super) fn expand<'e, T: Clone + Stamp>(
     })?;
     Ok((0..count).map(move |i| {
         let mut copy = entry.value.clone();
-        copy.stamp(&i.to_string());
+        if template {
+            copy.stamp(&i.to_string());
+        }
         copy
     }))
 }
