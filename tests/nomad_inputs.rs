@@ -648,3 +648,82 @@ fn an_imported_name_holding_the_template_placeholder_keeps_it() {
     assert_eq!(scenario.initial_allocations.len(), 4);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn dynamic_blocks_are_expanded_as_nomad_expands_them() {
+    let file = common::repo_path("scenarios/dynamic-blocks-nomad/dynamic-blocks-nomad.yaml");
+    let (scenario, warnings) = load_file_with_warnings(&file).unwrap_or_else(|e| panic!("{e}"));
+    assert!(warnings.is_empty(), "nothing skipped: {warnings:?}");
+    let group = &scenario.jobs[0].groups[0];
+    let requests: Vec<(&str, String)> = group
+        .volumes
+        .iter()
+        .map(|r| {
+            let source = match &r.source {
+                plansim::model::scenario::VolumeSource::Shared(id) => {
+                    scenario.volumes[id.index()].name.clone()
+                }
+                other => format!("{other:?}"),
+            };
+            (r.alias.as_str(), source)
+        })
+        .collect();
+    // A map is expanded in key order, each label from its key.
+    assert_eq!(
+        requests,
+        [
+            ("vol-a", "data-a".to_string()),
+            ("vol-b", "data-b".to_string())
+        ]
+    );
+}
+
+/// Loads a scenario whose one job is `job` (HCL), written beside it.
+fn load_job_text(name: &str, job: &str) -> Result<(), String> {
+    let dir = common::temp_dir(name);
+    std::fs::write(dir.join("job.nomad.hcl"), job).unwrap();
+    std::fs::write(
+        dir.join("s.yaml"),
+        "nodes:\n  - id: a\njobs:\n  - file: job.nomad.hcl\n",
+    )
+    .unwrap();
+    load_file(&dir.join("s.yaml"))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_dynamic_block_that_cannot_be_expanded_is_an_error_at_its_place() {
+    let job = |dynamic: &str| {
+        format!(
+            "job \"j\" {{\n  datacenters = [\"dc1\"]\n  group \"g\" {{\n{dynamic}\n    task \"t\" {{\n      driver = \"docker\"\n    }}\n  }}\n}}\n"
+        )
+    };
+    let cases = [
+        (
+            "    dynamic \"constraint\" {\n      for_each = \"x\"\n      content {}\n    }",
+            "job.nomad.hcl:5:7: dynamic \"constraint\".for_each: expected a list or a map, found a string",
+        ),
+        (
+            "    dynamic \"constraint\" {\n      for_each = [1]\n    }",
+            "job.nomad.hcl:4:5: dynamic \"constraint\": expected a content block",
+        ),
+        (
+            "    dynamic {\n      for_each = [1]\n      content {}\n    }",
+            "job.nomad.hcl:4:5: a dynamic block needs one label",
+        ),
+    ];
+    for (i, (dynamic, expected)) in cases.iter().enumerate() {
+        let err =
+            load_job_text(&format!("nomad-dynamic-bad-{i}"), &job(dynamic)).expect_err("refused");
+        assert!(err.contains(expected), "{expected}\n  in: {err}");
+    }
+    // Nested expansions multiply: 400 x 400 blocks pass HCL_MAX_FOR_ITERATIONS
+    // and are refused before they are made.
+    let list = format!("[{}]", vec!["1"; 400].join(", "));
+    let nested = format!(
+        "    dynamic \"constraint\" {{\n      for_each = {list}\n      content {{\n        dynamic \"x\" {{\n          for_each = {list}\n          content {{}}\n        }}\n      }}\n    }}"
+    );
+    let err = load_job_text("nomad-dynamic-budget", &job(&nested)).expect_err("refused");
+    assert!(err.contains("(HCL_MAX_FOR_ITERATIONS)"), "{err}");
+}

@@ -13,7 +13,8 @@ use crate::scenario::raw::{RawCount, RawDuration, RawUpdate};
 
 /// Parses a job file.
 pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
-    let hcl = HclFile::parse(text, file)?;
+    let mut hcl = HclFile::parse(text, file)?;
+    super::dynamic::expand(&mut hcl)?;
     let jobs: Vec<&Block> = hcl
         .body
         .blocks()

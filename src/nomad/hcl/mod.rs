@@ -7,11 +7,15 @@
 //! the fields that plansim uses are evaluated: task config, templates and
 //! the like are never looked at.
 //!
+//! A job file's `dynamic` blocks are expanded (`dynamic`) right after it is
+//! parsed, as Nomad expands them before decoding.
+//!
 //! `file` holds one parsed file and its typed reads, `functions` and
 //! `runtime` the evaluation context, `schema` the fields read per block and
 //! `job` the job file's blocks. Volume specs are read in `nomad::volume`.
 
 mod budget;
+mod dynamic;
 pub mod file;
 mod functions;
 pub mod job;
