@@ -727,3 +727,43 @@ fn a_dynamic_block_that_cannot_be_expanded_is_an_error_at_its_place() {
     let err = load_job_text("nomad-dynamic-budget", &job(&nested)).expect_err("refused");
     assert!(err.contains("(HCL_MAX_FOR_ITERATIONS)"), "{err}");
 }
+
+/// The lifecycle job file in HCL and in JSON (`nomad job run -output`)
+/// load to the same job: phases, kill timeout, run times from the entry.
+#[test]
+fn lifecycle_fields_read_the_same_from_hcl_and_json() {
+    let dir = common::temp_dir("nomad-lifecycle-json");
+    let scenario = common::repo_path("scenarios/nomad/lifecycle-batch-job-file.yaml");
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    std::fs::write(
+        dir.join("json.yaml"),
+        text.replace("file: lifecycle/etl.nomad.hcl", "file: etl.job.json"),
+    )
+    .unwrap();
+    std::fs::copy(
+        common::repo_path("tests/fixtures/nomad/etl.job.json"),
+        dir.join("etl.job.json"),
+    )
+    .unwrap();
+    let hcl = load_file(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    let json = load_file(&dir.join("json.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(format!("{:?}", hcl.jobs), format!("{:?}", json.jobs));
+    let group = &hcl.jobs[0].groups[0];
+    use plansim::model::lifecycle::TaskResourceRule;
+    for rule in [
+        TaskResourceRule::SidecarsPlusLargestPhase,
+        TaskResourceRule::LargestPhase,
+    ] {
+        assert_eq!(group.ask(rule), (1000, 256), "{rule:?}");
+    }
+    // 1m prestart, 10m main, 30s poststop.
+    assert_eq!(
+        group.run_for,
+        Some(plansim::model::time::Millis::from_secs(690))
+    );
+    let lifecycle = group.lifecycle.as_deref().expect("lifecycle tasks");
+    assert_eq!(
+        lifecycle.tasks[1].kill_timeout,
+        Some(plansim::model::time::Millis::from_secs(30))
+    );
+}

@@ -232,6 +232,7 @@ fn plugin_job_spec(rng: &mut HuntRng, plugin: PluginId) -> JobSpec {
             update: Some(Default::default()),
             disconnect: Default::default(),
             migrate: Default::default(),
+            lifecycle: None,
         }],
         spreads: Vec::new(),
         affinities: Vec::new(),
@@ -473,6 +474,7 @@ fn group(
         update: (kind == JobKind::Service).then(Default::default),
         disconnect: Default::default(),
         migrate: Default::default(),
+        lifecycle: None,
     }
 }
 

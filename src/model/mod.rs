@@ -4,6 +4,7 @@
 pub mod access;
 pub mod expect;
 pub mod ids;
+pub mod lifecycle;
 pub mod metrics;
 pub mod policy;
 pub mod release;

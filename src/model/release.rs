@@ -11,6 +11,9 @@
 //! behaviour at length. Adding a release is adding a row: a `static` here
 //! and its place in [`RELEASES`].
 
+use crate::model::lifecycle::TaskResourceRule;
+use crate::model::time::Millis;
+
 /// What one Nomad release does where releases differ.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Release {
@@ -217,6 +220,26 @@ pub struct Release {
     /// [`Release::client_retries_claims`]). Before, the claim RPC's error
     /// fails the allocation.
     pub controller_precondition_retryable: bool,
+
+    // --- Scheduler and plan applier: task resources (nomad/structs/structs.go:AllocatedResources.Comparable)
+    /// How an allocation's task resources add up with lifecycle tasks
+    /// (`Comparable`, summed by `funcs.go:AllocsFit` in
+    /// `rank.go:BinPackIterator.Next` / `feasible/rank.go` and the plan
+    /// applier): #24304 (1.9.4) rewrote it, counting poststart tasks and
+    /// no longer adding prestart sidecars to a larger poststop phase.
+    pub task_resources: TaskResourceRule,
+
+    // --- Client: stopping an allocation (client/allocrunner/alloc_runner.go:killTasks)
+    /// The sidecar tasks are killed after the other tasks have stopped
+    /// (`killTasks`, #13055, 1.4.0); before, every task but the leader and
+    /// the poststop tasks is killed at once.
+    pub kills_sidecars_last: bool,
+    /// The client caps a task's `kill_timeout` at its `max_kill_timeout`
+    /// (30s by default, `command/agent/config.go`; enforced from 1.4.0,
+    /// "client: enforce max_kill_timeout client configuration",
+    /// `taskrunner/driver_handle.go:NewDriverHandle`); before, the task's
+    /// own `kill_timeout` is passed to the driver as written.
+    pub max_kill_timeout: Option<Millis>,
 }
 
 /// How a node's CSI topology matches a volume's (`CSITopology.MatchFound`).
@@ -326,6 +349,9 @@ pub static NOMAD_1_2_6: Release = Release {
     unblocks_on_volume_register: false,
     claim_written_before_controller_publish: false,
     controller_precondition_retryable: false,
+    task_resources: TaskResourceRule::SidecarsPlusLargestPhase,
+    kills_sidecars_last: false,
+    max_kill_timeout: None,
 };
 
 /// v2.0.5: the newest tag, "current Nomad". The `validate` policy, and
@@ -366,6 +392,9 @@ pub static NOMAD_2_0_5: Release = Release {
     unblocks_on_volume_register: true,
     claim_written_before_controller_publish: true,
     controller_precondition_retryable: true,
+    task_resources: TaskResourceRule::LargestPhase,
+    kills_sidecars_last: true,
+    max_kill_timeout: Some(Millis::from_secs(30)),
 };
 
 /// Every supported release, oldest first.

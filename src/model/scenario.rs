@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use super::access::{AccessMode, ClaimMode};
 use super::expect::Expectation;
 use super::ids::{GroupRef, JobId, NodeId, PluginId, VolumeId};
+use super::lifecycle::{GroupLifecycle, Resources, TaskResourceRule};
 use super::policy::Policy;
 use super::release::DisconnectSettings;
 use super::time::Millis;
@@ -412,6 +413,7 @@ impl JobSpec {
         from < to
             && self.bare_versions.range(from + 1..=to).next().is_none()
             && (a.cpu, a.memory, a.healthy_after) == (b.cpu, b.memory, b.healthy_after)
+            && a.lifecycle == b.lifecycle
     }
 }
 
@@ -578,6 +580,39 @@ pub struct GroupSpec {
     pub disconnect: DisconnectPolicy,
     /// How a drain moves the group's allocations (Nomad's `migrate` block).
     pub migrate: MigrateStrategy,
+    /// The group's tasks by lifecycle phase, with their stop timings; none
+    /// when every task is a main task with neither `kill_timeout` nor
+    /// `shutdown_delay` and the group has no `shutdown_delay` (then `cpu`
+    /// and `memory` are the ask, and a stop takes no time on the client).
+    pub lifecycle: Option<Box<GroupLifecycle>>,
+}
+
+impl GroupSpec {
+    /// CPU and memory one allocation reserves on its node under `rule`:
+    /// `cpu`/`memory` are the main tasks' total, the lifecycle tasks are
+    /// added as the release's `AllocatedResources.Comparable` adds them.
+    #[inline]
+    pub fn ask(&self, rule: TaskResourceRule) -> (u64, u64) {
+        match self.lifecycle.as_deref() {
+            None => (self.cpu, self.memory),
+            Some(lifecycle) => {
+                let main = Resources {
+                    cpu: self.cpu,
+                    memory: self.memory,
+                };
+                let ask = lifecycle.ask(main, rule);
+                (ask.cpu, ask.memory)
+            }
+        }
+    }
+
+    /// How long a stopped allocation's client takes before its CSI hook's
+    /// Postrun (`GroupLifecycle::stop_time`); 0s without lifecycle data.
+    pub fn stop_time(&self, kills_sidecars_last: bool, max_kill_timeout: Option<Millis>) -> Millis {
+        self.lifecycle.as_deref().map_or(Millis::ZERO, |l| {
+            l.stop_time(kills_sidecars_last, max_kill_timeout)
+        })
+    }
 }
 
 #[derive(Clone, Debug)]

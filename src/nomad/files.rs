@@ -94,6 +94,16 @@ fn expand_job(
                 ),
             ));
         }
+        if entry.value.run_for.is_some() {
+            return Err(at_entry(
+                context,
+                entry.referenced,
+                format!(
+                    "jobs[{}].run_for: per-task run times are for a `file:` entry; set run_for on the task instead",
+                    entry.value.id
+                ),
+            ));
+        }
         return Ok(());
     };
     let job = &entry.value;
@@ -113,7 +123,7 @@ fn expand_job(
         &field,
         &file,
         &extra,
-        "submit_at and count (per group); the job file",
+        "submit_at, count (per group) and run_for (per task); the job file",
     )?;
     let label = path.display().to_string();
     let nested =
@@ -157,7 +167,52 @@ fn expand_job(
         };
         target.value.count = Some(*count);
     }
+    set_run_times(&mut raw_job, entry, context)?;
     entry.value = raw_job;
+    Ok(())
+}
+
+/// The entry's `run_for: {task: duration}`: each named task, in whichever
+/// group, runs that long (a job file cannot say). A name no task has is an
+/// error listing the job's tasks.
+fn set_run_times(
+    raw_job: &mut RawJob,
+    entry: &Spanned<RawJob>,
+    context: &FileContext,
+) -> Result<(), LoadError> {
+    for (task, run_for) in entry.value.run_for.iter().flatten() {
+        let mut found = false;
+        for group in &mut raw_job.groups {
+            for target in group
+                .value
+                .tasks
+                .iter_mut()
+                .filter(|t| t.value.name == *task)
+            {
+                target.value.run_for = Some(*run_for);
+                found = true;
+            }
+        }
+        if !found {
+            let names: Vec<String> = raw_job
+                .groups
+                .iter()
+                .flat_map(|g| g.value.tasks.iter())
+                .map(|t| crate::names::one_line(&t.value.name).into_owned())
+                .collect();
+            return Err(at_entry(
+                context,
+                entry.referenced,
+                format!(
+                    "jobs[{}].run_for: job \"{}\" has no task \"{}\" (its tasks: {})",
+                    crate::names::one_line(&raw_job.id),
+                    crate::names::one_line(&raw_job.id),
+                    crate::names::one_line(task),
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 

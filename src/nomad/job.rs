@@ -87,6 +87,8 @@ pub struct NomadGroup {
     pub lost_after: Option<Millis>,
     /// 1.8+'s `disconnect.stop_on_client_after`.
     pub stop_on_client_after: Option<Millis>,
+    /// The group's `shutdown_delay`.
+    pub shutdown_delay: Option<Millis>,
 }
 
 /// Nomad's `migrate` block as a job file writes it.
@@ -130,6 +132,10 @@ pub struct NomadTask {
     /// `csi_plugin { id, type }`.
     pub csi_plugin: Option<(String, String)>,
     pub volume_mounts: Vec<(String, String)>,
+    /// `lifecycle { hook, sidecar }`, the hook as written.
+    pub lifecycle: Option<(String, bool)>,
+    pub kill_timeout: Option<Millis>,
+    pub shutdown_delay: Option<Millis>,
 }
 
 /// Constraint operators the resolver models (Nomad's spellings).
@@ -228,6 +234,7 @@ pub fn to_raw_job(
         groups,
         file: None,
         count: None,
+        run_for: None,
         spread: raw_spreads(&job.spreads, location),
         affinity: raw_affinities(&job.affinities, location),
         update: job.update.clone(),
@@ -311,6 +318,7 @@ fn raw_group(
                     stop_on_client_after: group.stop_on_client_after.map(RawDuration),
                 },
             ),
+            shutdown_delay: group.shutdown_delay.map(RawDuration),
         },
         location,
         location,
@@ -561,7 +569,45 @@ fn raw_task(
         healthy_after: None,
         volume_mounts: non_empty(mounts),
         csi_plugin,
+        lifecycle: raw_lifecycle(file, task)?,
+        kill_timeout: task.kill_timeout.map(RawDuration),
+        shutdown_delay: task.shutdown_delay.map(RawDuration),
     })
+}
+
+/// A task's `lifecycle` block, with Nomad's refusals of a bad hook
+/// (`structs.go:TaskLifecycleConfig.Validate`, both tags).
+fn raw_lifecycle(file: &str, task: &NomadTask) -> Result<Option<RawLifecycle>, LoadError> {
+    let Some((hook, sidecar)) = &task.lifecycle else {
+        return Ok(None);
+    };
+    let hook = match hook.as_str() {
+        "prestart" => RawLifecycleHook::Prestart,
+        "poststart" => RawLifecycleHook::Poststart,
+        "poststop" => RawLifecycleHook::Poststop,
+        "" => {
+            return Err(file_error(
+                file,
+                task.at,
+                format!("task \"{}\": no lifecycle hook provided", task.name),
+            ));
+        }
+        other => {
+            return Err(file_error(
+                file,
+                task.at,
+                format!(
+                    "task \"{}\": invalid hook: {} (expected prestart, poststart or poststop)",
+                    task.name,
+                    crate::names::one_line(other)
+                ),
+            ));
+        }
+    };
+    Ok(Some(RawLifecycle {
+        hook,
+        sidecar: Some(*sidecar),
+    }))
 }
 
 fn raw_reschedule(

@@ -391,6 +391,7 @@ fn parse_group(
         stop_after_client_disconnect: g.nanos("StopAfterClientDisconnect")?,
         lost_after,
         stop_on_client_after,
+        shutdown_delay: g.nanos("ShutdownDelay")?,
     })
 }
 
@@ -440,8 +441,18 @@ fn parse_task(
         name: task_name,
         at: None,
         driver: tf.string("Driver")?,
+        kill_timeout: tf.nanos("KillTimeout")?,
+        shutdown_delay: tf.nanos("ShutdownDelay")?,
         ..NomadTask::default()
     };
+    // `api.TaskLifecycle`; `null` is a main task.
+    if let Some(lifecycle) = tf.get("Lifecycle") {
+        let l = Fields::new(lifecycle, text, file, format!("{}.Lifecycle", tf.what))?;
+        parsed.lifecycle = Some((
+            l.string("Hook")?.unwrap_or_default(),
+            l.boolean("Sidecar")?.unwrap_or(false),
+        ));
+    }
     if let Some(resources) = tf.get("Resources") {
         let r = Fields::new(resources, text, file, format!("{}.Resources", tf.what))?;
         parsed.cpu = r.int("CPU")?;

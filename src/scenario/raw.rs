@@ -194,6 +194,9 @@ pub struct RawJob {
     pub file: Option<String>,
     /// With `file:`: overrides of group counts, by group name.
     pub count: Option<BTreeMap<String, RawCount>>,
+    /// With `file:`: a task's run time, by task name (what `run_for` is on
+    /// a YAML task; a job file cannot say how long its tasks run).
+    pub run_for: Option<BTreeMap<String, RawDuration>>,
     /// Nomad's `spread` blocks, for every group of the job.
     pub spread: Option<Vec<Spanned<RawSpread>>>,
     /// Nomad's `affinity` blocks, for every group of the job.
@@ -248,6 +251,9 @@ pub struct RawGroup {
     pub stop_after_client_disconnect: Option<RawDuration>,
     /// Nomad 1.8+'s `disconnect` block.
     pub disconnect: Option<RawDisconnect>,
+    /// Nomad's group `shutdown_delay`: the client waits this long after
+    /// deregistering the group's services before it kills any task.
+    pub shutdown_delay: Option<RawDuration>,
 }
 
 /// Nomad 1.8+'s `disconnect` block (the two settings plansim models).
@@ -360,6 +366,32 @@ pub struct RawTask {
     /// Time after the task starts until its health checks pass (plansim's
     /// stand-in for Nomad's checks; default 0s).
     pub healthy_after: Option<RawDuration>,
+    /// Nomad's task `lifecycle` block; none: a main task.
+    pub lifecycle: Option<RawLifecycle>,
+    /// Nomad's `kill_timeout`: how long the client waits for the task to
+    /// exit after its kill signal before it kills it.
+    pub kill_timeout: Option<RawDuration>,
+    /// Nomad's task `shutdown_delay`: the wait between deregistering the
+    /// task's services and sending its kill signal.
+    pub shutdown_delay: Option<RawDuration>,
+}
+
+/// Nomad's task `lifecycle` block.
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLifecycle {
+    pub hook: RawLifecycleHook,
+    pub sidecar: Option<bool>,
+}
+
+/// When a lifecycle task runs (`structs.TaskLifecycleHookPrestart`, ...).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RawLifecycleHook {
+    Prestart,
+    Poststart,
+    Poststop,
 }
 
 /// A task that runs a CSI plugin (Nomad's `csi_plugin` block).

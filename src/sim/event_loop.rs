@@ -139,6 +139,7 @@ impl Simulation<'_> {
             Event::DrainBatch => self.drain_batch(),
             Event::PluginRestarted(node, slot) => self.plugin_restarted(node, slot),
             Event::VolumeRegistered(volume) => self.volume_registered(volume),
+            Event::TasksKilled(alloc) => self.tasks_killed(alloc),
         }
     }
 

@@ -44,7 +44,8 @@ impl Simulation<'_> {
             let (group, index, node) = (initial.group, initial.index, initial.node);
             let (volumes, claim_modes) = self.initial_volumes(group, index);
             let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
-            self.node_table.take(node, spec.cpu, spec.memory);
+            let (cpu, memory) = self.reserves(spec);
+            self.node_table.take(node, cpu, memory);
             let node_state = &mut self.nodes[node.index()];
             node_state.allocs.insert(id);
             for &(volume, _) in &volumes {

@@ -62,8 +62,9 @@ impl Simulation<'_> {
             if alloc.is_live() {
                 let group = &self.scenario.jobs[alloc.group.job.index()].groups_of(alloc.version)
                     [alloc.group.group_index()];
-                cpu[alloc.node.index()] += group.cpu;
-                memory[alloc.node.index()] += group.memory;
+                let (group_cpu, group_memory) = self.reserves(group);
+                cpu[alloc.node.index()] += group_cpu;
+                memory[alloc.node.index()] += group_memory;
             }
             if alloc.state == AllocState::Running {
                 running[alloc.group.job.index()][alloc.group.group_index()] += 1;

@@ -16,7 +16,7 @@ use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, PluginId, VolumeId};
 use crate::model::metrics::Metrics;
 use crate::model::policy::Policy;
 use crate::model::release::Behaviour;
-use crate::model::scenario::Scenario;
+use crate::model::scenario::{GroupSpec, Scenario};
 use crate::model::time::Millis;
 
 use crate::sim::client::disconnect_state::Disconnects;
@@ -128,6 +128,9 @@ pub(crate) enum Event {
     /// (deployment_watcher.go createBatchedUpdate: 1s after the first
     /// allocation health change it batches).
     DeploymentEvalBatch(JobId),
+    /// A stopped allocation's client has killed its tasks and run its
+    /// poststop tasks (`kill_timeout`, `shutdown_delay`).
+    TasksKilled(AllocId),
 }
 
 pub(crate) struct Simulation<'s> {
@@ -323,6 +326,14 @@ impl<'s> Simulation<'s> {
 
     pub(crate) fn now(&self) -> Millis {
         self.queue.now()
+    }
+
+    /// The CPU and memory one allocation of `spec` reserves on its node,
+    /// its lifecycle tasks counted by the release's rule
+    /// (`AllocatedResources.Comparable`).
+    #[inline]
+    pub(crate) fn reserves(&self, spec: &GroupSpec) -> (u64, u64) {
+        spec.ask(self.behaviour.release.task_resources)
     }
 
     /// Schedules `event` at `at`; an event past the horizon would never be

@@ -150,6 +150,7 @@ impl Simulation<'_> {
             | Event::ClaimAttempt(alloc)
             | Event::PublishDone(alloc)
             | Event::TaskComplete(alloc)
+            | Event::TasksKilled(alloc)
             | Event::NodeDetach(alloc, _)
             | Event::ControllerDetach(alloc, _)
             | Event::ClaimFreed(alloc, _)

@@ -134,6 +134,7 @@ fn parse_group(
                 "stop_after_client_disconnect" => {
                     group.stop_after_client_disconnect = Some(hcl.duration(attr)?)
                 }
+                "shutdown_delay" => group.shutdown_delay = Some(hcl.duration(attr)?),
                 _ => group.count = Some(hcl.int(attr)?),
             },
             Structure::Block(inner) => match inner.ident.as_str() {
@@ -204,8 +205,23 @@ fn parse_task(
     let mut nested = Vec::new();
     let warned = walk(hcl, &block.body, &TASK, &prefix, |structure| {
         match structure {
-            Structure::Attribute(attr) => task.driver = Some(hcl.string(attr)?),
+            Structure::Attribute(attr) => match attr.key.as_str() {
+                "kill_timeout" => task.kill_timeout = Some(hcl.duration(attr)?),
+                "shutdown_delay" => task.shutdown_delay = Some(hcl.duration(attr)?),
+                _ => task.driver = Some(hcl.string(attr)?),
+            },
             Structure::Block(inner) => match inner.ident.as_str() {
+                "lifecycle" => {
+                    let hook = match inner.body.get_attribute("hook") {
+                        Some(attr) => hcl.string(attr)?,
+                        None => String::new(),
+                    };
+                    let sidecar = match inner.body.get_attribute("sidecar") {
+                        Some(attr) => hcl.boolean(attr)?,
+                        None => false,
+                    };
+                    task.lifecycle = Some((hook, sidecar));
+                }
                 "resources" => parse_resources(hcl, inner, &mut task, &mut nested, &prefix)?,
                 "csi_plugin" => {
                     let field = |name: &str| {

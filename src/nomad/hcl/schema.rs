@@ -74,8 +74,9 @@ pub(super) const GROUP: Schema = Schema {
             "count",
             "max_client_disconnect",
             "stop_after_client_disconnect",
+            "shutdown_delay",
         ],
-        &["shutdown_delay", "meta"],
+        &["meta"],
     ),
     blocks: (
         &[
@@ -96,20 +97,17 @@ pub(super) const GROUP: Schema = Schema {
 
 pub(super) const TASK: Schema = Schema {
     attributes: (
-        &["driver"],
-        &[
-            "user",
-            "kill_timeout",
-            "kill_signal",
-            "leader",
-            "kind",
-            "shutdown_delay",
-            "meta",
-            "env",
-        ],
+        &["driver", "kill_timeout", "shutdown_delay"],
+        &["user", "kill_signal", "leader", "kind", "meta", "env"],
     ),
     blocks: (
-        &["resources", "csi_plugin", "volume_mount", "constraint"],
+        &[
+            "resources",
+            "csi_plugin",
+            "volume_mount",
+            "constraint",
+            "lifecycle",
+        ],
         &[
             "config",
             "template",
@@ -117,7 +115,6 @@ pub(super) const TASK: Schema = Schema {
             "env",
             "service",
             "logs",
-            "lifecycle",
             "vault",
             "identity",
             "restart",

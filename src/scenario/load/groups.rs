@@ -10,6 +10,7 @@ use super::entries::{DriverNames, UniqueIds};
 use super::volumes::attachment;
 use crate::model::access::ClaimMode;
 use crate::model::ids::VolumeId;
+use crate::model::lifecycle::{GroupLifecycle, Hook, Resources, TaskLifecycle, TaskPhase};
 use crate::model::scenario::*;
 use crate::model::time::Millis;
 use crate::scenario::error::{Fail, fail};
@@ -54,6 +55,7 @@ pub(super) fn resolve_group(
         affinities: resolve_affinities(group.affinity.as_deref(), &path)?,
         disconnect: crate::scenario::nodes::disconnect(group),
         migrate: crate::scenario::nodes::migrate(group.migrate.as_ref(), count, at, &path)?,
+        lifecycle: tasks.lifecycle,
     })
 }
 
@@ -124,13 +126,16 @@ fn resolve_volume_requests(
 
 /// What the model keeps of a group's tasks: their sums.
 struct TaskSums {
+    /// The main tasks' resources (the lifecycle tasks' are in `lifecycle`).
     cpu: u64,
     memory: u64,
     drivers: DriverSet,
-    /// The longest `run_for`; `None` when any task runs until stopped.
+    /// How long the allocation runs: its prestart, main and poststop
+    /// phases one after the other; `None` when a task runs until stopped.
     run_for: Option<Millis>,
     /// The allocation is healthy once every task is: the longest wait.
     healthy_after: Millis,
+    lifecycle: Option<Box<GroupLifecycle>>,
 }
 
 /// The group's `tasks:`, checked (unique names, mounts of declared volumes)
@@ -147,33 +152,16 @@ fn resolve_tasks(
     }
     let tasks_path = format!("{path}.tasks");
     let mut names = UniqueIds::new(&tasks_path);
-    let mut sums = TaskSums {
-        cpu: 0,
-        memory: 0,
-        drivers: DriverSet::default(),
-        run_for: Some(Millis::ZERO),
-        healthy_after: Millis::ZERO,
-    };
+    let mut drivers = DriverSet::default();
+    let mut healthy_after = Millis::ZERO;
+    let mut tasks = Vec::with_capacity(group.tasks.len());
     for task in &group.tasks {
         names.insert(&task.value.name, task.referenced)?;
         let task_path = format!("{path}.tasks[{}]", task.value.name);
-        sums.cpu = sums
-            .cpu
-            .saturating_add(task.value.cpu.unwrap_or(DEFAULT_TASK_CPU));
-        sums.memory = sums
-            .memory
-            .saturating_add(task.value.memory.unwrap_or(DEFAULT_TASK_MEMORY));
         let driver = task.value.driver.as_deref().unwrap_or("docker");
-        sums.drivers = sums
-            .drivers
-            .union(driver_names.set([driver], task.referenced, &|| task_path.clone())?);
-        sums.run_for = match (sums.run_for, task.value.run_for) {
-            (Some(longest), Some(this)) => Some(longest.max(this.0)),
-            _ => None,
-        };
-        sums.healthy_after = sums
-            .healthy_after
-            .max(task.value.healthy_after.map_or(Millis::ZERO, |d| d.0));
+        drivers =
+            drivers.union(driver_names.set([driver], task.referenced, &|| task_path.clone())?);
+        healthy_after = healthy_after.max(task.value.healthy_after.map_or(Millis::ZERO, |d| d.0));
         for mount in task.value.volume_mounts.iter().flatten() {
             if !volumes.iter().any(|v| v.alias == mount.volume) {
                 return fail(
@@ -185,11 +173,87 @@ fn resolve_tasks(
                 );
             }
         }
+        tasks.push(task_lifecycle(&task.value));
     }
-    if sums.run_for == Some(Millis::ZERO) {
+    let main = |phase: TaskPhase| phase == TaskPhase::Main;
+    let (mut cpu, mut memory) = (0u64, 0u64);
+    for task in tasks.iter().filter(|t| main(t.phase)) {
+        cpu = cpu.saturating_add(task.resources.cpu);
+        memory = memory.saturating_add(task.resources.memory);
+    }
+    let run_for = run_time(&group.tasks, &tasks);
+    if run_for == Some(Millis::ZERO) {
         return fail(at, format!("{path}.tasks: run_for must be longer than 0s"));
     }
-    Ok(sums)
+    let shutdown_delay = group.shutdown_delay.map_or(Millis::ZERO, |d| d.0);
+    let plain = shutdown_delay == Millis::ZERO
+        && tasks
+            .iter()
+            .all(|t| main(t.phase) && t.kill_timeout.is_none() && t.shutdown_delay == Millis::ZERO);
+    let lifecycle = (!plain).then(|| {
+        Box::new(GroupLifecycle {
+            tasks,
+            shutdown_delay,
+        })
+    });
+    Ok(TaskSums {
+        cpu,
+        memory,
+        drivers,
+        run_for,
+        healthy_after,
+        lifecycle,
+    })
+}
+
+/// One task's phase, resources and stop timings.
+fn task_lifecycle(task: &RawTask) -> TaskLifecycle {
+    let phase = task.lifecycle.map_or(TaskPhase::Main, |l| {
+        let hook = match l.hook {
+            RawLifecycleHook::Prestart => Hook::Prestart,
+            RawLifecycleHook::Poststart => Hook::Poststart,
+            RawLifecycleHook::Poststop => Hook::Poststop,
+        };
+        TaskPhase::of(Some(hook), l.sidecar.unwrap_or(false))
+    });
+    TaskLifecycle {
+        phase,
+        resources: Resources {
+            cpu: task.cpu.unwrap_or(DEFAULT_TASK_CPU),
+            memory: task.memory.unwrap_or(DEFAULT_TASK_MEMORY),
+        },
+        shutdown_delay: task.shutdown_delay.map_or(Millis::ZERO, |d| d.0),
+        kill_timeout: task.kill_timeout.map(|d| d.0),
+        run_for: task.run_for.map(|d| d.0),
+        csi_plugin: task.csi_plugin.is_some(),
+    }
+}
+
+/// How long an allocation of these tasks runs before it completes: the
+/// longest prestart task (non-sidecar; one without `run_for` exits at
+/// once), then the longest main or poststart task (a sidecar is killed
+/// once they are done; any of them without `run_for`: the allocation runs
+/// until stopped, `None`), then the longest poststop task. A group with no
+/// task but sidecars, prestart and poststop tasks never completes either.
+fn run_time(raw: &[Spanned<RawTask>], tasks: &[TaskLifecycle]) -> Option<Millis> {
+    let longest = |phases: &[TaskPhase]| {
+        raw.iter()
+            .zip(tasks)
+            .filter(|(_, t)| phases.contains(&t.phase))
+            .map(|(r, _)| r.value.run_for.map(|d| d.0))
+            .collect::<Vec<_>>()
+    };
+    let main = longest(&[TaskPhase::Main, TaskPhase::Poststart]);
+    if main.is_empty() || main.iter().any(Option::is_none) {
+        return None;
+    }
+    let phase_max =
+        |list: Vec<Option<Millis>>| list.into_iter().flatten().max().unwrap_or(Millis::ZERO);
+    Some(
+        phase_max(longest(&[TaskPhase::Prestart]))
+            + phase_max(main)
+            + phase_max(longest(&[TaskPhase::Poststop])),
+    )
 }
 
 /// The group's `reschedule` block over the job type's defaults.

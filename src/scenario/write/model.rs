@@ -550,6 +550,22 @@ fn write_tasks(out: &mut String, scenario: &Scenario, group: &GroupSpec) {
     // The model keeps a group's sums (resources, drivers, longest run_for),
     // not its tasks: one task per driver gives the same sums, the first
     // carrying the resources.
+    if let Some(lifecycle) = group.lifecycle.as_deref() {
+        let written = super::lifecycle::Written {
+            drivers: drivers(scenario, group.drivers)
+                .into_iter()
+                .map(text)
+                .collect(),
+            plugin_names: group
+                .csi_plugins
+                .iter()
+                .map(|p| text(&scenario.plugins[p.plugin.index()].name))
+                .collect(),
+            duration: &duration,
+        };
+        super::lifecycle::write_tasks(out, &written, group, lifecycle);
+        return;
+    }
     out.push_str("        tasks:\n");
     for (i, driver) in drivers(scenario, group.drivers).into_iter().enumerate() {
         let (cpu, memory) = if i == 0 {

@@ -494,8 +494,18 @@ impl Simulation<'_> {
         let version = self.allocs[id.index()].version;
         let group_spec =
             &self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()];
-        self.node_table
-            .release(node, group_spec.cpu, group_spec.memory);
+        let (cpu, memory) = self.reserves(group_spec);
+        // A stop the client carries out on running tasks: it kills them
+        // (shutdown delays, kill timeouts, poststop tasks) before its CSI
+        // hook's Postrun releases the claims. The servers free the CPU and
+        // memory at once (AllocsFit skips desired-stop allocations).
+        let release = self.behaviour.release;
+        let stopping = if terminal == AllocState::Stopped && was_running {
+            group_spec.stop_time(release.kills_sidecars_last, release.max_kill_timeout)
+        } else {
+            Millis::ZERO
+        };
+        self.node_table.release(node, cpu, memory);
         let node_state = &mut self.nodes[node.index()];
         assert!(node_state.allocs.remove(&id), "a live alloc is on its node");
         self.live.remove(id, group);
@@ -515,7 +525,7 @@ impl Simulation<'_> {
                 state.reserved_counts.remove(mode);
                 count_down(&mut state.reserved_caps, claim);
             }
-            if state.ledger.contains_key(&id) {
+            if state.ledger.contains_key(&id) && stopping == Millis::ZERO {
                 self.begin_release(id, volume);
             }
         }
@@ -528,12 +538,17 @@ impl Simulation<'_> {
             AllocState::Lost => TraceKind::Lost,
             _ => TraceKind::Stopped,
         };
+        let detail: std::borrow::Cow<'_, str> = if stopping > Millis::ZERO {
+            format!("{detail}; its client stops its tasks in {stopping}s").into()
+        } else {
+            detail.into()
+        };
         self.record(|t| {
             TraceRecord::new(t, kind)
                 .alloc(group, index)
                 .id(id)
                 .node(node)
-                .detail(detail)
+                .detail(detail.as_ref())
         });
         self.refresh_group(group);
         if was_healthy {
@@ -547,7 +562,9 @@ impl Simulation<'_> {
         if terminal == AllocState::Failed && self.failure_evaluated(id) {
             self.enqueue_eval(group.job);
         }
-        if terminal != AllocState::Lost {
+        if stopping > Millis::ZERO {
+            self.after(stopping, Event::TasksKilled(id));
+        } else if terminal != AllocState::Lost {
             // fsm.go applyAllocClientUpdate unblocks the node's class when
             // the client reports an allocation complete or failed (a stopped
             // one is reported complete once its task is killed). A lost
@@ -556,6 +573,26 @@ impl Simulation<'_> {
             self.unblock_class(node);
         }
         self.drain_watch();
+    }
+
+    /// The client has stopped every task of the stopped allocation `id`
+    /// (`alloc_runner.go:killTasks`, then the poststop tasks): its CSI
+    /// hook's Postrun releases the claims (`csi_hook.go:Postrun`), and the
+    /// client reports the allocation complete, which unblocks the node's
+    /// class (`fsm.go:applyAllocClientUpdate`).
+    pub(crate) fn tasks_killed(&mut self, id: AllocId) {
+        let node = self.allocs[id.index()].node;
+        let volumes: Vec<VolumeId> = self.allocs[id.index()]
+            .volumes()
+            .iter()
+            .map(|&(volume, _)| volume)
+            .collect();
+        for volume in volumes {
+            if self.volumes[volume.index()].ledger.contains_key(&id) {
+                self.begin_release(id, volume);
+            }
+        }
+        self.unblock_class(node);
     }
 
     /// Whether the servers evaluate the job when the client reports `id`

@@ -130,8 +130,9 @@ impl Simulation<'_> {
         for placement in placements {
             let group = &self.scenario.jobs[placement.group.job.index()]
                 .groups_of(placement.version)[placement.group.group_index()];
-            cpu += group.cpu;
-            memory += group.memory;
+            let (group_cpu, group_memory) = self.reserves(group);
+            cpu += group_cpu;
+            memory += group_memory;
         }
         if cpu > node_cpu || memory > node_memory {
             return Err(format!("allocations no longer fit on node {}", spec.name));
@@ -225,6 +226,7 @@ impl Simulation<'_> {
         let id = AllocId::from_index(self.allocs.len());
         let group_spec = &self.scenario.jobs[placement.group.job.index()]
             .groups_of(placement.version)[placement.group.group_index()];
+        let reserved = self.reserves(group_spec);
         let tracker = match placement.kind {
             PlacementKind::Reschedules(previous) => {
                 // The replaced allocation is finished: its tracker moves to
@@ -259,8 +261,7 @@ impl Simulation<'_> {
         if matches!(placement.kind, PlacementKind::Reschedules(_)) && !replaces_unknown {
             self.metrics.reschedules += 1;
         }
-        self.node_table
-            .take(placement.node, group_spec.cpu, group_spec.memory);
+        self.node_table.take(placement.node, reserved.0, reserved.1);
         let node = &mut self.nodes[placement.node.index()];
         node.allocs.insert(id);
         self.live.insert(id, placement.group, placement.node);

@@ -79,6 +79,9 @@ pub(crate) struct Ask<'a> {
     pub(crate) group_escaped: bool,
     /// The group's count, for the anti-affinity penalty.
     pub(crate) count: u32,
+    /// What one allocation of the group reserves (`Simulation::reserves`).
+    pub(crate) cpu: u64,
+    pub(crate) memory: u64,
     /// Bin-pack or spread fitness from the two free-resource terms.
     pub(crate) fitness: fn(f64, f64) -> f64,
 }

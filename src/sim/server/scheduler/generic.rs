@@ -37,6 +37,8 @@ impl Simulation<'_> {
                 || (self.behaviour.release.unblocks_on_volume_register
                     && !group_spec.volumes.is_empty()),
             count: job_state.counts[group.group_index()],
+            cpu: self.reserves(group_spec).0,
+            memory: self.reserves(group_spec).1,
             fitness: match self.scenario.cluster.scheduler_algorithm {
                 SchedulerAlgorithm::Binpack => rank::binpack_from_terms,
                 SchedulerAlgorithm::Spread => rank::spread_from_terms,
@@ -277,13 +279,14 @@ impl Simulation<'_> {
         }
         let spec = &self.scenario.jobs[alloc.group.job.index()].groups_of(alloc.version)
             [alloc.group.group_index()];
+        let (cpu, memory) = self.reserves(spec);
         let freed = ctx.freed.entry(alloc.node).or_default();
         if stopped {
-            freed.0 += spec.cpu;
-            freed.1 += spec.memory;
+            freed.0 += cpu;
+            freed.1 += memory;
         } else {
-            freed.0 -= spec.cpu;
-            freed.1 -= spec.memory;
+            freed.0 -= cpu;
+            freed.1 -= memory;
         }
     }
 

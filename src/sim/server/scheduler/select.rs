@@ -406,10 +406,7 @@ impl Simulation<'_> {
         penalty: &[NodeId],
     ) -> Result<f64, FilterReason> {
         let Ask {
-            group,
-            job_spec,
-            group_spec,
-            ..
+            group, job_spec, ..
         } = *ask;
         self.check_feasibility_wrapper(ctx, node, ask, volumes)?;
         if ctx.preferences.is_some() {
@@ -437,9 +434,8 @@ impl Simulation<'_> {
             ctx.freed.get(&node).copied().unwrap_or_default()
         };
         let (live_cpu, live_memory) = self.node_table.used(node);
-        let used_cpu = (live_cpu + plan_cpu + group_spec.cpu).saturating_sub(freed_cpu);
-        let used_memory =
-            (live_memory + plan_memory + group_spec.memory).saturating_sub(freed_memory);
+        let used_cpu = (live_cpu + plan_cpu + ask.cpu).saturating_sub(freed_cpu);
+        let used_memory = (live_memory + plan_memory + ask.memory).saturating_sub(freed_memory);
         // The node's capacity from its hot record (the spec's values): the
         // spec itself is read only on a class-cache miss.
         let (cpu, memory) = self.node_table.capacity(node);
@@ -514,8 +510,9 @@ impl Simulation<'_> {
     ) {
         let spec = &self.scenario.jobs[group.job.index()]
             .groups_of(self.jobs[group.job.index()].version)[group.group_index()];
+        let (cpu, memory) = self.reserves(spec);
         self.node_table
-            .propose(node, &mut ctx.proposals, spec.cpu, spec.memory);
+            .propose(node, &mut ctx.proposals, cpu, memory);
         self.fill_group_counts(ctx, group).propose(node);
         if let Some(prefs) = ctx.preferences.as_deref_mut() {
             self.note_proposed(prefs, node, group);

@@ -1,0 +1,11 @@
+job "etl" {
+  type = "batch"
+  group "etl" {
+    task "fetch" {
+      driver = "docker"
+      lifecycle {
+        hook = "prerun"
+      }
+    }
+  }
+}
