@@ -239,6 +239,7 @@ fn plugin_job_spec(rng: &mut HuntRng, plugin: PluginId) -> JobSpec {
         versions: Vec::new(),
         bare_versions: Default::default(),
         job_update: None,
+        node_pool: DEFAULT_NODE_POOL.to_string(),
     }
 }
 
@@ -352,6 +353,7 @@ fn node(rng: &mut HuntRng, i: usize, plugins: usize) -> NodeSpec {
         drivers: DRIVER,
         topology: BTreeMap::new(),
         csi_plugins,
+        node_pool: DEFAULT_NODE_POOL.to_string(),
     }
 }
 
@@ -394,6 +396,7 @@ fn job(
         versions: Vec::new(),
         bare_versions: Default::default(),
         job_update: None,
+        node_pool: DEFAULT_NODE_POOL.to_string(),
     }
 }
 

@@ -68,6 +68,14 @@ pub struct Release {
     /// available in datacenter"); from 1.5.0 (#11170, wildcard
     /// datacenters) only datacenters with a ready node are listed.
     pub lists_empty_datacenters: bool,
+    /// Nodes and jobs are in node pools, and an evaluation considers only
+    /// the nodes of the job's pool (every node for "all"); a job naming a
+    /// pool no node is in is refused at registration ("job %q is in
+    /// nonexistent node pool %q"). Node pools arrived in 1.6.0 (GH-11041:
+    /// `scheduler/util.go:readyNodesInDCsAndPool`,
+    /// `nomad/job_endpoint_hook_node_pool.go:Validate`); before, there is
+    /// no pool and `node_pool` is ignored.
+    pub node_pools: bool,
 
     // --- Job registration (nomad/structs/volumes.go:VolumeRequest.Validate)
     /// Registration refuses a group with count > 1 that shares a
@@ -325,6 +333,7 @@ pub static NOMAD_1_2_6: Release = Release {
     spread_zero_desired_scores_lowest: false,
     affinity_score_always_appended: false,
     lists_empty_datacenters: true,
+    node_pools: false,
     validates_shared_volume_count: false,
     rejects_lost_and_stop_after: false,
     server_claim_check: ServerClaimCheck::OtherJobsWriters,
@@ -368,6 +377,7 @@ pub static NOMAD_2_0_5: Release = Release {
     spread_zero_desired_scores_lowest: true,
     affinity_score_always_appended: true,
     lists_empty_datacenters: false,
+    node_pools: true,
     validates_shared_volume_count: true,
     rejects_lost_and_stop_after: true,
     server_claim_check: ServerClaimCheck::FreeClaims,

@@ -1,6 +1,7 @@
 //! A resolved scenario: templates stamped out, names turned into ids, every
 //! reference checked. The simulation only ever sees this form.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::access::{AccessMode, ClaimMode};
@@ -136,15 +137,61 @@ pub struct NodeSpec {
     pub drivers: DriverSet,
     pub topology: BTreeMap<String, String>,
     pub csi_plugins: Vec<NodePluginSpec>,
+    /// Nomad's node pool (1.6+): "default" unless the scenario says.
+    pub node_pool: String,
 }
 
+/// The node pool every node and job is in unless it says otherwise
+/// (`structs.NodePoolDefault`).
+pub const DEFAULT_NODE_POOL: &str = "default";
+/// The built-in pool a job names to run on every node, whatever its pool
+/// (`structs.NodePoolAll`); no node can be in it.
+pub const ALL_NODE_POOLS: &str = "all";
+
 impl NodeSpec {
+    /// The node's attribute `key` (`${attr.KEY}`, `${meta.KEY}`): as the
+    /// scenario sets it, else what Nomad's client fingerprints on every
+    /// node (`client/fingerprint/`: `host.go` `unique.hostname`,
+    /// `kernel.name`, `os.name`; `arch.go` `cpu.arch`; `cpu.go`
+    /// `cpu.totalcompute`, `cpu.numcores`, `cpu.frequency`; `memory.go`
+    /// `memory.totalbytes`), derived from the node's own fields. Computed
+    /// when asked, so a node carries only what the scenario gives it.
+    pub fn attribute(&self, key: &str) -> Option<Cow<'_, str>> {
+        if let Some(value) = self.attributes.get(key) {
+            return Some(Cow::Borrowed(value));
+        }
+        let fingerprinted = match key {
+            "unique.hostname" => return Some(Cow::Borrowed(&self.name)),
+            "kernel.name" => "linux",
+            "os.name" => "ubuntu",
+            "cpu.arch" => "amd64",
+            "cpu.frequency" => return Some(Cow::Owned(CPU_FREQUENCY_MHZ.to_string())),
+            "cpu.totalcompute" => return Some(Cow::Owned(self.cpu.to_string())),
+            "cpu.numcores" => {
+                let cores = self.cpu.div_ceil(CPU_FREQUENCY_MHZ).max(1);
+                return Some(Cow::Owned(cores.to_string()));
+            }
+            "memory.totalbytes" => {
+                return Some(Cow::Owned(
+                    (self.memory.saturating_mul(1 << 20)).to_string(),
+                ));
+            }
+            _ => return None,
+        };
+        Some(Cow::Borrowed(fingerprinted))
+    }
+
     /// The position of `plugin` in the node's `csi_plugins` (the index of
     /// its per-node state), if the node runs it.
     pub fn plugin_slot(&self, plugin: PluginId) -> Option<usize> {
         self.csi_plugins.iter().position(|p| p.plugin == plugin)
     }
 }
+
+/// The clock rate a node's fingerprinted `cpu.frequency` reports, and
+/// `cpu.numcores` divides its CPU by, when the scenario does not set them:
+/// a scenario gives a node's total MHz, not its cores.
+pub const CPU_FREQUENCY_MHZ: u64 = 2000;
 
 /// A set of task drivers as a bitmask over `Scenario::driver_names`, so
 /// the feasibility check is one AND, not a comparison of strings.
@@ -352,6 +399,9 @@ pub struct JobSpec {
     /// `max_parallel`, where a job without a block has api
     /// Job.Canonicalize's DefaultUpdateStrategy).
     pub job_update: Option<JobUpdate>,
+    /// The job's node pool (1.6+): its nodes are the pool's, or every
+    /// node for [`ALL_NODE_POOLS`].
+    pub node_pool: String,
 }
 
 /// The job-level `update` fields the system scheduler reads.

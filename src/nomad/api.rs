@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use super::job::{ignored_warning, to_raw_job};
 use super::json::{parse_job, parse_typed, parse_value, volume_from_value};
 use super::volume::to_raw_volume;
+use crate::model::scenario::DEFAULT_NODE_POOL;
 use crate::scenario::error::{LoadError, Position, file_error};
 use crate::scenario::limits::IMPORT_MAX_ALLOCATIONS;
 use crate::scenario::raw::*;
@@ -110,6 +111,7 @@ struct ApiNode {
     scheduling_eligibility: Option<String>,
     datacenter: Option<String>,
     node_class: Option<String>,
+    node_pool: Option<String>,
     attributes: Option<BTreeMap<String, Option<String>>>,
     meta: Option<BTreeMap<String, Option<String>>>,
     drivers: Option<BTreeMap<String, Option<ApiDriver>>>,
@@ -603,6 +605,9 @@ fn raw_node(
         drivers: (!drivers.is_empty()).then_some(drivers),
         topology: (!topology.is_empty()).then_some(topology),
         csi_plugins: (!csi_plugins.is_empty()).then_some(csi_plugins),
+        // Nomad 1.6+ reports every node's pool; "default" is the default.
+        node_pool: Some(text(&full.node_pool).to_string())
+            .filter(|p| !p.is_empty() && p != DEFAULT_NODE_POOL),
     }
 }
 

@@ -10,10 +10,13 @@ use std::path::{Path, PathBuf};
 
 use serde_saphyr::Spanned;
 
+use super::hcl::var_file::parse_var_file;
+use super::hcl::vars::{Assignment, VarInputs};
 use super::job::{NomadJob, ignored_warning, to_raw_job};
 use super::volume::{NomadVolume, to_raw_volume};
 use super::{hcl, json, volume};
 use crate::scenario::error::LoadError;
+use crate::scenario::limits::HCL_MAX_VAR_FILES;
 use crate::scenario::raw::*;
 
 /// Where `file:` paths are resolved from, and how errors name the scenario.
@@ -46,10 +49,12 @@ impl FileContext<'_> {
 
 /// Each file's text and what it parsed to, by canonical path, within one
 /// load: fifty entries naming one file read and parse it once.
+/// A job file is parsed once per set of values given to its variables.
 #[derive(Default)]
 struct Parsed {
-    jobs: BTreeMap<PathBuf, NomadJob>,
+    jobs: BTreeMap<(PathBuf, String), NomadJob>,
     volumes: BTreeMap<PathBuf, NomadVolume>,
+    var_files: BTreeMap<PathBuf, Vec<Assignment>>,
 }
 
 /// Whether a file holds JSON (Nomad decides the same way: a leading `{`).
@@ -94,6 +99,16 @@ fn expand_job(
                 ),
             ));
         }
+        if entry.value.vars.is_some() || entry.value.var_files.is_some() {
+            return Err(at_entry(
+                context,
+                entry.referenced,
+                format!(
+                    "jobs[{}].vars: vars and var_files give values to a job file's variables; they need a `file:` entry",
+                    entry.value.id
+                ),
+            ));
+        }
         if entry.value.run_for.is_some() {
             return Err(at_entry(
                 context,
@@ -123,7 +138,7 @@ fn expand_job(
         &field,
         &file,
         &extra,
-        "submit_at, count (per group) and run_for (per task); the job file",
+        "submit_at, count (per group), run_for (per task), vars and var_files; the job file",
     )?;
     let label = path.display().to_string();
     let nested =
@@ -131,15 +146,27 @@ fn expand_job(
     // Errors name the file as the scenario wrote it (relative to the
     // scenario, whose path starts the message); warnings, which stand
     // alone, name it as found.
-    let job = parsed_once(&mut parsed.jobs, &path, || {
+    let inputs = var_inputs(entry, context, &field, parsed)?;
+    let key = (canonical(&path), inputs.key());
+    let job = parsed_once(&mut parsed.jobs, key, || {
         let text = entry_text(context, entry.referenced, &field, &file, &path)?;
         if is_json(&text) {
+            if !inputs.is_empty() {
+                return Err(at_entry(
+                    context,
+                    entry.referenced,
+                    format!(
+                        "{field}.vars: {file} is a JSON job, which has no variables to give values to (vars and var_files are for HCL2 job files)"
+                    ),
+                ));
+            }
             json::parse_job(&text, &file)
         } else {
-            hcl::job::parse_job(&text, &file)
+            hcl::job::parse_job(&text, &file, &inputs)
         }
         .map_err(nested)
     })?;
+    warnings.extend(undeclared_warnings(&inputs, &job, &file, context, entry));
     let (job_id, job_at) = (job.id.clone(), job.at);
     let (mut raw_job, ignored) = to_raw_job(job, &file, entry.referenced).map_err(nested)?;
     warnings.extend(ignored_warning(
@@ -170,6 +197,80 @@ fn expand_job(
     set_run_times(&mut raw_job, entry, context)?;
     entry.value = raw_job;
     Ok(())
+}
+
+/// The values an entry gives its job file's variables: its `var_files` in
+/// order, then its `vars` (Nomad reads `-var-file`s, then `-var`s; the
+/// last value given wins). Each var file is read and parsed once per load.
+fn var_inputs(
+    entry: &Spanned<RawJob>,
+    context: &FileContext,
+    field: &str,
+    parsed: &mut Parsed,
+) -> Result<VarInputs, LoadError> {
+    let mut inputs = VarInputs::default();
+    let files = entry.value.var_files.as_deref().unwrap_or_default();
+    if files.len() > HCL_MAX_VAR_FILES {
+        return Err(at_entry(
+            context,
+            entry.referenced,
+            format!(
+                "{field}.var_files: {} files, more than HCL_MAX_VAR_FILES ({HCL_MAX_VAR_FILES})",
+                files.len()
+            ),
+        ));
+    }
+    for (index, file) in files.iter().enumerate() {
+        let at = format!("{field}.var_files[{index}]");
+        let path = context.path(file, entry.referenced, &at)?;
+        let assignments = parsed_once(&mut parsed.var_files, canonical(&path), || {
+            let text = entry_text(context, entry.referenced, &at, file, &path)?;
+            parse_var_file(&text, file)
+                .map_err(|err| at_entry(context, entry.referenced, format!("{at}: {err}")))
+        })?;
+        inputs.assignments.extend(assignments);
+    }
+    for (name, value) in entry.value.vars.iter().flatten() {
+        inputs.assignments.push(Assignment {
+            name: name.clone(),
+            value: value.clone(),
+            from: format!("{field}.vars.{}", crate::names::one_line(name)),
+        });
+    }
+    Ok(inputs)
+}
+
+/// A value given to a variable the job file does not declare: a warning
+/// (an error under `--strict`), as Nomad's "Undefined -var variable" and
+/// "Undefined variable" are (`collectInputVariableValues`).
+fn undeclared_warnings(
+    inputs: &VarInputs,
+    job: &NomadJob,
+    file: &str,
+    context: &FileContext,
+    entry: &Spanned<RawJob>,
+) -> Vec<LoadError> {
+    let declared = if job.variables.is_empty() {
+        "none".to_string()
+    } else {
+        job.variables.join(", ")
+    };
+    inputs
+        .assignments
+        .iter()
+        .filter(|given| !job.variables.contains(&given.name))
+        .map(|given| {
+            at_entry(
+                context,
+                entry.referenced,
+                format!(
+                    "{}: a value for variable \"{}\", which {file} does not declare (its variables: {declared}): it is ignored, as Nomad ignores it",
+                    given.from,
+                    crate::names::one_line(&given.name),
+                ),
+            )
+        })
+        .collect()
 }
 
 /// The entry's `run_for: {task: duration}`: each named task, in whichever
@@ -248,7 +349,7 @@ fn expand_volume(
     let label = path.display().to_string();
     let nested =
         |err: LoadError| at_entry(context, entry.referenced, format!("{field}.file: {err}"));
-    let parsed = parsed_once(&mut parsed_files.volumes, &path, || {
+    let parsed = parsed_once(&mut parsed_files.volumes, canonical(&path), || {
         let text = entry_text(context, entry.referenced, &field, &file, &path)?;
         if is_json(&text) {
             json::parse_volume(&text, &file)
@@ -301,15 +402,18 @@ fn entry_path(
     context.path(file, at, &format!("{field}.file"))
 }
 
-/// What `path` parsed to, parsed by `parse` only the first time: under its
-/// canonical path, if it has one (a missing file keeps its path, and its
-/// read fails).
-fn parsed_once<T: Clone>(
-    cache: &mut BTreeMap<PathBuf, T>,
-    path: &Path,
+/// A file's key in [`Parsed`]: its canonical path, if it has one (a missing
+/// file keeps its path, and its read fails).
+fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// What `key` parsed to, parsed by `parse` only the first time.
+fn parsed_once<K: Ord, T: Clone>(
+    cache: &mut BTreeMap<K, T>,
+    key: K,
     parse: impl FnOnce() -> Result<T, LoadError>,
 ) -> Result<T, LoadError> {
-    let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     if let Some(parsed) = cache.get(&key) {
         return Ok(parsed.clone());
     }

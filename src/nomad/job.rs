@@ -31,6 +31,10 @@ pub struct NomadJob {
     pub affinities: Vec<NomadAffinity>,
     /// The job's `update` block (`Update`), which groups inherit.
     pub update: Option<crate::scenario::raw::RawUpdate>,
+    /// The variables an HCL2 job file declares (a JSON job has none).
+    pub variables: Vec<String>,
+    /// The job's `node_pool` (`NodePool`), if it names one.
+    pub node_pool: Option<String>,
     /// Fields that could change placement and that plansim does not model:
     /// what, and where.
     pub ignored: Ignored,
@@ -235,6 +239,9 @@ pub fn to_raw_job(
         file: None,
         count: None,
         run_for: None,
+        vars: None,
+        var_files: None,
+        node_pool: job.node_pool.clone(),
         spread: raw_spreads(&job.spreads, location),
         affinity: raw_affinities(&job.affinities, location),
         update: job.update.clone(),

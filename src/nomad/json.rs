@@ -32,7 +32,7 @@ pub fn parse_typed<'t, T: serde::Deserialize<'t>>(
 }
 
 /// A serde_json error at its line and column.
-pub(super) fn json_error(err: &serde_json::Error, file: &str) -> LoadError {
+pub(crate) fn json_error(err: &serde_json::Error, file: &str) -> LoadError {
     let message = err.to_string();
     let message = message
         .rfind(" at line ")
@@ -272,13 +272,8 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
     };
     super::json_keys::unknown_keys(job, &mut out.ignored, &|key| key_position(text, key));
     fields.ignore_if_set(&["Migrate", "Multiregion"], "", &mut out.ignored);
-    if fields
-        .string("NodePool")?
-        .is_some_and(|p| p != "default" && !p.is_empty())
-    {
-        out.ignored
-            .push(("NodePool".into(), key_position(text, "NodePool")));
-    }
+    // GET /v1/job gives every job its pool; "" is Nomad's unset.
+    out.node_pool = fields.string("NodePool")?.filter(|p| !p.is_empty());
     out.constraints = constraints(&fields, text, file)?;
     out.spreads = spreads(&fields, text, file)?;
     out.affinities = affinities(&fields, text, file)?;

@@ -67,7 +67,7 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
             .and_then(|n| keys.get(n).cloned())
             .unwrap_or_else(|| key.to_string())
     };
-    let hcl = HclFile::parse(&text, file)?;
+    let hcl = HclFile::parse(&text, file, &Default::default())?;
     if hcl.body.blocks().any(|b| b.ident.as_str() == "job") {
         return Err(file_error(
             file,

@@ -67,6 +67,9 @@ pub const HCL_MAX_FOR_ITERATIONS: u64 = 100_000;
 /// HCL evaluation: the work of evaluating every expression of a file, in
 /// the same bytes (each value built or copied counted once).
 pub const HCL_MAX_EVAL_BYTES: u64 = 64 * 1024 * 1024;
+/// Most `var_files` one `file:` entry names (each read once per load, at
+/// most MAX_FILE_BYTES).
+pub const HCL_MAX_VAR_FILES: usize = 64;
 
 /// Most bytes `plansim import nomad` reads across every file of an export
 /// (each file also at most MAX_FILE_BYTES): only the files it uses are read.

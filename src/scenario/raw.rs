@@ -102,6 +102,8 @@ pub struct RawNode {
     pub drivers: Option<Vec<String>>,
     pub topology: Option<BTreeMap<String, String>>,
     pub csi_plugins: Option<Vec<RawNodePlugin>>,
+    /// Nomad's client `node_pool` (1.6+); "default" when not given.
+    pub node_pool: Option<String>,
 }
 
 #[serde_with::skip_serializing_none]
@@ -197,12 +199,21 @@ pub struct RawJob {
     /// With `file:`: a task's run time, by task name (what `run_for` is on
     /// a YAML task; a job file cannot say how long its tasks run).
     pub run_for: Option<BTreeMap<String, RawDuration>>,
+    /// With `file:`: values for the job file's variables, as `nomad job run
+    /// -var` gives them (typed as written here).
+    pub vars: Option<BTreeMap<String, hcl::Value>>,
+    /// With `file:`: var files, relative to the scenario, as `-var-file`
+    /// gives them, in order (`vars:` takes precedence over them).
+    pub var_files: Option<Vec<String>>,
     /// Nomad's `spread` blocks, for every group of the job.
     pub spread: Option<Vec<Spanned<RawSpread>>>,
     /// Nomad's `affinity` blocks, for every group of the job.
     pub affinity: Option<Vec<Spanned<RawAffinity>>>,
     /// Nomad's `update` block (groups inherit it, field by field).
     pub update: Option<RawUpdate>,
+    /// Nomad's job `node_pool` (1.6+); "default" when not given, "all" for
+    /// every node.
+    pub node_pool: Option<String>,
 }
 
 /// Nomad's `update` block, at job or group level.

@@ -139,7 +139,8 @@ stamp_fields!(RawNode {
     attributes,
     drivers,
     topology,
-    csi_plugins
+    csi_plugins,
+    node_pool
 });
 stamp_fields!(RawNodePlugin { id });
 stamp_fields!(RawVolume {
@@ -286,6 +287,7 @@ mod tests {
                 healthy: None,
                 max_volumes: None,
             }]),
+            node_pool: None,
         };
         node.stamp("3");
         assert_eq!(node.id, "client-3");
@@ -310,6 +312,7 @@ mod tests {
             drivers: None,
             topology: None,
             csi_plugins: None,
+            node_pool: None,
         };
         let mut budget = TemplateBudget::default();
         budget.charge(&node, 5000).unwrap();

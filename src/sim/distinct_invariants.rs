@@ -12,6 +12,7 @@
 //! jobs are left out: their stack has no distinct_hosts iterator and runs
 //! one allocation of each group per node anyway.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::model::ids::{GroupRef, JobId, NodeId};
@@ -74,7 +75,7 @@ impl Simulation<'_> {
             _ => 1,
         };
         let value_of = |node: NodeId| {
-            target_value(&c.target, &self.scenario.nodes[node.index()]).map(str::to_string)
+            target_value(&c.target, &self.scenario.nodes[node.index()]).map(Cow::into_owned)
         };
         for (value, tally) in self.tally_by(job, scope, value_of) {
             assert!(

@@ -219,6 +219,8 @@ pub(crate) struct Simulation<'s> {
     pub(crate) node_slot: Vec<u32>,
     /// Each node's datacenter as a dense index (see hot.rs).
     pub(crate) datacenters: hot::Datacenters,
+    /// Each node's node pool as a dense index, the same way.
+    pub(crate) node_pools: hot::Datacenters,
     /// Node plugin allocations a drain marked, and why (plugin_drain.rs).
     pub(crate) plugin_marks: PluginMarks,
     /// Volume mounts of every allocation made so far: with the
@@ -315,6 +317,7 @@ impl<'s> Simulation<'s> {
             node_table,
             free_terms: hot::FreeTermMemo::for_nodes(scenario.nodes.len()),
             datacenters: hot::Datacenters::new(scenario.nodes.iter().map(|n| &n.datacenter)),
+            node_pools: hot::Datacenters::new(scenario.nodes.iter().map(|n| &n.node_pool)),
             node_slot: vec![u32::MAX; scenario.nodes.len()],
             plugin_marks: Default::default(),
             mounts_placed: 0,

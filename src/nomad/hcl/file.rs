@@ -15,8 +15,27 @@ use super::budget::{self, Bound, Known, Refs};
 use super::functions::{FUNCTIONS, declare_functions};
 use super::runtime::keep_runtime_interpolations;
 use super::scan;
+use super::vars::{VarInputs, VarType};
 use crate::model::time::{Millis, parse_duration};
 use crate::scenario::error::{LoadError, Position, file_error};
+
+/// The first `[[ ... ]]` directive of a nomad-pack or Levant template
+/// (`[[ .my.count ]]`, `[[ template "region" . ]]`, `[[- if ... ]]`), shown
+/// escaped and cut short, if the text has one: such a file is not HCL until
+/// it is rendered. Looked for only when the text fails to parse, so a job
+/// whose strings hold `[[` is read as it is.
+fn template_directive(text: &str) -> Option<String> {
+    let start = text.find("[[")?;
+    let rest = &text[start + 2..];
+    let inner = rest.trim_start_matches('-').trim_start();
+    let first = inner.chars().next()?;
+    if !(first == '.' || first == '$' || first.is_ascii_alphabetic()) {
+        return None;
+    }
+    let end = rest.find("]]")?;
+    let directive: String = text[start..start + 2 + end + 2].chars().take(60).collect();
+    Some(format!("\"{}\"", crate::names::one_line(&directive)))
+}
 
 /// A local's state: written, being evaluated (its dependencies first),
 /// evaluated (with its measured bound), or failed.
@@ -43,15 +62,16 @@ pub struct HclFile<'t> {
     local_spans: BTreeMap<String, Option<std::ops::Range<usize>>>,
     /// The evaluation work spent so far, against HCL_MAX_EVAL_BYTES.
     spent: Cell<u64>,
-    /// Variables declared without a default (plansim has no `-var`).
-    no_default: Vec<String>,
+    /// The variables the file declares, in file order.
+    pub declared: Vec<String>,
     pub body: Body,
 }
 
 impl<'t> HclFile<'t> {
     /// Parses `text` (task `config` blocks blanked, tokens counted first)
-    /// and evaluates its variables; locals are evaluated when first used.
-    pub fn parse(text: &'t str, file: &'t str) -> Result<Self, LoadError> {
+    /// and evaluates its variables, each from the last of `inputs` that
+    /// names it, else its default; locals are evaluated when first used.
+    pub fn parse(text: &'t str, file: &'t str, inputs: &VarInputs) -> Result<Self, LoadError> {
         let line_starts: Vec<usize> = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
@@ -64,7 +84,7 @@ impl<'t> HclFile<'t> {
             locals: RefCell::new(BTreeMap::new()),
             local_spans: BTreeMap::new(),
             spent: Cell::new(0),
-            no_default: Vec::new(),
+            declared: Vec::new(),
             body: Body::default(),
         };
         let blanked = scan::prepare(text)
@@ -78,11 +98,16 @@ impl<'t> HclFile<'t> {
                     line: location.line() as u64,
                     column: location.column() as u64,
                 }),
-                message: format!("malformed HCL: {}", err.message()),
+                message: match template_directive(text) {
+                    Some(directive) => format!(
+                        "this is a template, not a job file: it holds {directive}, a nomad-pack (or Levant) directive; render it first (`nomad-pack render PACK`, `levant render`) and list the rendered file"
+                    ),
+                    None => format!("malformed HCL: {}", err.message()),
+                },
             }
         })?;
         declare_functions(&mut hcl.ctx);
-        hcl.declare_variables()?;
+        hcl.declare_variables(inputs)?;
         hcl.declare_locals()?;
         Ok(hcl)
     }
@@ -104,11 +129,14 @@ impl<'t> HclFile<'t> {
         file_error(self.file, self.position(span), message)
     }
 
-    /// `variable "x" { default = ... }` and `variables { x = ... }`. A
-    /// variable without a default is left undeclared: using it is an error.
-    fn declare_variables(&mut self) -> Result<(), LoadError> {
+    /// `variable "x" { default = ... }` and `variables { x = ... }`, each
+    /// taking the value given in `inputs` over its default and converted to
+    /// its `type` (jobspec2 `Variable.Value`, `collectInputVariableValues`).
+    /// A variable with neither is refused, used or not, as Nomad refuses it
+    /// ("Unset variable").
+    fn declare_variables(&mut self, inputs: &VarInputs) -> Result<(), LoadError> {
         let mut vars = BTreeMap::new();
-        let mut without_default = Vec::new();
+        let mut declared = Vec::new();
         for block in self.body.blocks() {
             match block.ident.as_str() {
                 "variable" => {
@@ -120,18 +148,50 @@ impl<'t> HclFile<'t> {
                                 .into(),
                         ));
                     };
-                    match block.body.get_attribute("default") {
-                        Some(attr) => {
+                    let var_type = block
+                        .body
+                        .get_attribute("type")
+                        .map_or(VarType::Other, |attr| VarType::of(&attr.value));
+                    let value = match (inputs.last_for(&name), block.body.get_attribute("default")) {
+                        (Some(given), _) => var_type.convert(given.value.clone()).map_err(|why| {
+                            self.error(
+                                block.span(),
+                                format!(
+                                    "variable \"{name}\": the value from {} does not fit its type: {why}",
+                                    given.from
+                                ),
+                            )
+                        })?,
+                        (None, Some(attr)) => {
                             let value = self.eval(&attr.value)?;
-                            vars.insert(name, value);
+                            var_type.convert(value).map_err(|why| {
+                                self.error(
+                                    attr.span(),
+                                    format!("variable \"{name}\": its default does not fit its type: {why}"),
+                                )
+                            })?
                         }
-                        None => without_default.push(name),
-                    }
+                        (None, None) => {
+                            return Err(self.error(
+                                block.span(),
+                                format!(
+                                    "unset variable \"{name}\": it has no default, so it needs a value, as `nomad job run -var` gives one: beside `file:`, vars: {{{name}: ...}} or a var_files file"
+                                ),
+                            ));
+                        }
+                    };
+                    declared.push(name.clone());
+                    vars.insert(name, value);
                 }
                 "variables" => {
                     for attr in block.body.attributes() {
-                        let value = self.eval(&attr.value)?;
-                        vars.insert(attr.key.as_str().to_string(), value);
+                        let name = attr.key.as_str().to_string();
+                        let value = match inputs.last_for(&name) {
+                            Some(given) => given.value.clone(),
+                            None => self.eval(&attr.value)?,
+                        };
+                        declared.push(name.clone());
+                        vars.insert(name, value);
                     }
                 }
                 _ => {}
@@ -144,7 +204,7 @@ impl<'t> HclFile<'t> {
                 (name, (value, bound))
             })
             .collect();
-        self.no_default = without_default;
+        self.declared = declared;
         Ok(())
     }
 
@@ -311,7 +371,7 @@ impl<'t> HclFile<'t> {
             let kind = err.kind();
             let message = match kind {
                 hcl::eval::ErrorKind::UndefinedVar(name) => format!(
-                    "unknown variable `{name}` outside a string template: plansim knows var.NAME (variables with a default) and local.NAME; Nomad's runtime values are written in a template, \"${{attr.NAME}}\""
+                    "unknown variable `{name}` outside a string template: plansim knows var.NAME and local.NAME; Nomad's runtime values are written in a template, \"${{attr.NAME}}\""
                 ),
                 hcl::eval::ErrorKind::NoSuchKey(key) => self.no_such_key(key),
                 hcl::eval::ErrorKind::UndefinedFunc(name) => format!(
@@ -327,10 +387,6 @@ impl<'t> HclFile<'t> {
     fn no_such_key(&self, key: &str) -> String {
         if let Some(Local::Failed(cause)) = self.locals.borrow().get(key) {
             format!("local.{key} cannot be evaluated: {cause}")
-        } else if self.no_default.iter().any(|n| n == key) {
-            format!(
-                "variable \"{key}\" has no default: plansim takes no -var, so give it a default in the file"
-            )
         } else {
             format!(
                 "unknown variable or local `{key}`: declare it (variable \"{key}\" {{ default = ... }}, or in a locals block)"

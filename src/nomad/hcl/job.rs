@@ -7,13 +7,14 @@ use hcl::edit::structure::{Block, Body, Structure};
 
 use super::file::HclFile;
 use super::schema::{GROUP, JOB, TASK, walk};
+use super::vars::VarInputs;
 use crate::nomad::job::*;
 use crate::scenario::error::{LoadError, Position, file_error};
 use crate::scenario::raw::{RawCount, RawDuration, RawUpdate};
 
-/// Parses a job file.
-pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
-    let mut hcl = HclFile::parse(text, file)?;
+/// Parses a job file, its variables given `inputs`.
+pub fn parse_job(text: &str, file: &str, inputs: &VarInputs) -> Result<NomadJob, LoadError> {
+    let mut hcl = HclFile::parse(text, file, inputs)?;
     super::dynamic::expand(&mut hcl)?;
     let jobs: Vec<&Block> = hcl
         .body
@@ -58,6 +59,7 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
     let mut job = NomadJob {
         id: hcl.label(job_block, "job")?,
         at: hcl.position(job_block.span()),
+        variables: hcl.declared.clone(),
         ..NomadJob::default()
     };
     let mut job_reschedule = None;
@@ -68,6 +70,7 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
                 "type" => job.job_type = hcl.string(attr)?,
                 "priority" => job.priority = Some(hcl.int(attr)?),
                 "datacenters" => job.datacenters = Some(hcl.strings(attr)?),
+                "node_pool" => job.node_pool = Some(hcl.string(attr)?),
                 _ => job.id = hcl.string(attr)?,
             },
             Structure::Block(block) => match block.ident.as_str() {

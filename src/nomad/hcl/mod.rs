@@ -12,7 +12,8 @@
 //!
 //! `file` holds one parsed file and its typed reads, `functions` and
 //! `runtime` the evaluation context, `schema` the fields read per block and
-//! `job` the job file's blocks. Volume specs are read in `nomad::volume`.
+//! `job` the job file's blocks, `vars` the values given to its variables
+//! (`vars:` and `var_files:`, Nomad's `-var` and `-var-file`). Volume specs are read in `nomad::volume`.
 
 mod budget;
 mod dynamic;
@@ -22,6 +23,8 @@ pub mod job;
 mod runtime;
 mod scan;
 mod schema;
+pub mod var_file;
+pub mod vars;
 
 pub use file::HclFile;
 pub use job::parse_job;

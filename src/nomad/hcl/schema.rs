@@ -43,7 +43,7 @@ pub(super) fn walk<'b>(
 
 pub(super) const JOB: Schema = Schema {
     attributes: (
-        &["type", "priority", "datacenters", "id"],
+        &["type", "priority", "datacenters", "id", "node_pool"],
         &[
             "name",
             "region",

@@ -8,7 +8,7 @@ use serde_saphyr::{Location, Spanned};
 use super::entries::{DriverNames, UniqueIds, expand};
 use super::groups::resolve_group;
 use crate::model::ids::{PluginId, VolumeId};
-use crate::model::scenario::{JobKind, JobSpec, NodeSpec};
+use crate::model::scenario::{DEFAULT_NODE_POOL, JobKind, JobSpec, NodeSpec};
 use crate::model::time::Millis;
 use crate::scenario::error::{Fail, fail};
 use crate::scenario::limits;
@@ -120,6 +120,9 @@ fn resolve_job(
         job_update: (kind == JobKind::System)
             .then(|| crate::scenario::update::job_update(job.update.as_ref()))
             .flatten(),
+        node_pool: job
+            .node_pool
+            .unwrap_or_else(|| DEFAULT_NODE_POOL.to_string()),
     })
 }
 

@@ -2,11 +2,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_saphyr::Spanned;
+use serde_saphyr::{Location, Spanned};
 
 use super::entries::{DriverNames, UniqueIds, expand};
 use crate::model::ids::PluginId;
-use crate::model::scenario::{NodePluginSpec, NodeSpec};
+use crate::model::scenario::{ALL_NODE_POOLS, DEFAULT_NODE_POOL, NodePluginSpec, NodeSpec};
 use crate::scenario::error::{Fail, fail};
 use crate::scenario::limits;
 use crate::scenario::raw::RawNode;
@@ -81,6 +81,7 @@ pub(super) fn resolve_nodes(
                 Some(list) => driver_names.set(list.iter().map(String::as_str), at, &path)?,
                 None => driver_names.set(["docker", "exec"], at, &path)?,
             };
+            let node_pool = resolve_node_pool(node.node_pool, at, &path)?;
             nodes.push(NodeSpec {
                 name: node.id,
                 datacenter: node.datacenter.unwrap_or_else(|| "dc1".to_string()),
@@ -91,8 +92,30 @@ pub(super) fn resolve_nodes(
                 drivers,
                 topology: node.topology.unwrap_or_default(),
                 csi_plugins,
+                node_pool,
             });
         }
     }
     Ok(nodes)
+}
+
+/// A node's `node_pool`: "default" unless given; never the built-in "all",
+/// which Nomad's client refuses to join (`structs.NodePool.Validate`,
+/// client config: a node's pool may not be "all").
+fn resolve_node_pool(
+    pool: Option<String>,
+    at: Location,
+    path: &impl Fn() -> String,
+) -> Result<String, Fail> {
+    let pool = pool.unwrap_or_else(|| DEFAULT_NODE_POOL.to_string());
+    if pool == ALL_NODE_POOLS || pool.is_empty() {
+        return fail(
+            at,
+            format!(
+                "{}.node_pool: a node cannot be in \"{pool}\": expected a pool name other than the built-in \"all\"",
+                path()
+            ),
+        );
+    }
+    Ok(pool)
 }

@@ -16,5 +16,7 @@
 mod lifecycle;
 pub mod model;
 pub mod raw;
+mod scalar;
+mod timeline;
 
 pub use model::to_yaml;

@@ -7,14 +7,16 @@
 //! plain word is double-quoted with JSON escapes, a subset of YAML's
 //! double-quoted style, so a name can never turn into YAML syntax.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::model::access::ClaimMode;
-use crate::model::expect::Comparison;
 use crate::model::policy::Policy;
 use crate::model::scenario::*;
 use crate::model::time::Millis;
+
+use super::scalar::string_map;
+use super::scalar::{duration, text};
+use super::timeline::{write_events, write_expect, write_initial_allocations};
 
 /// The loader's defaults, repeated here so the writer can leave them out.
 /// The round-trip test fails if the two ever disagree.
@@ -57,56 +59,6 @@ pub fn to_yaml(scenario: &Scenario, header: &str) -> String {
     write_events(&mut out, scenario);
     write_expect(&mut out, scenario);
     out
-}
-
-/// A string as a YAML scalar: plain when it is an unambiguous word,
-/// double-quoted otherwise.
-pub fn text(value: &str) -> String {
-    let plain = value
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic())
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
-        && !matches!(
-            value.to_ascii_lowercase().as_str(),
-            "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n" | "inf" | "nan"
-        );
-    if plain {
-        value.to_string()
-    } else {
-        serde_json::to_string(value).expect("a string serializes")
-    }
-}
-
-/// A duration with the largest unit that divides it exactly.
-pub fn duration(value: Millis) -> String {
-    let ms = value.0;
-    if ms == 0 {
-        return "0s".to_string();
-    }
-    let units = [
-        (86_400_000, "d"),
-        (3_600_000, "h"),
-        (60_000, "m"),
-        (1000, "s"),
-    ];
-    units
-        .into_iter()
-        .find(|&(size, _)| ms.is_multiple_of(size))
-        .map_or_else(
-            || format!("{ms}ms"),
-            |(size, unit)| format!("{}{unit}", ms / size),
-        )
-}
-
-fn string_map(map: &BTreeMap<String, String>) -> String {
-    let pairs: Vec<String> = map
-        .iter()
-        .map(|(k, v)| format!("{}: {}", text(k), text(v)))
-        .collect();
-    format!("{{{}}}", pairs.join(", "))
 }
 
 fn write_cluster(out: &mut String, cluster: &ClusterConfig) {
@@ -212,6 +164,9 @@ fn write_nodes(out: &mut String, scenario: &Scenario) {
         }
         if !node.node_class.is_empty() {
             let _ = writeln!(out, "    node_class: {}", text(&node.node_class));
+        }
+        if node.node_pool != DEFAULT_NODE_POOL {
+            let _ = writeln!(out, "    node_pool: {}", text(&node.node_pool));
         }
         if !node.attributes.is_empty() {
             let _ = writeln!(out, "    attributes: {}", string_map(&node.attributes));
@@ -436,6 +391,9 @@ fn write_jobs(out: &mut String, scenario: &Scenario) {
         if job.priority != DEFAULT_PRIORITY {
             let _ = writeln!(out, "    priority: {}", job.priority);
         }
+        if job.node_pool != DEFAULT_NODE_POOL {
+            let _ = writeln!(out, "    node_pool: {}", text(&job.node_pool));
+        }
         if let Some(u) = job.job_update {
             // The groups' strategies are written whole: this block only
             // gives the job's own fields back.
@@ -649,177 +607,6 @@ fn write_node_settings(out: &mut String, group: &GroupSpec) {
     .collect();
     if !settings.is_empty() {
         let _ = writeln!(out, "        disconnect: {{{}}}", settings.join(", "));
-    }
-}
-
-fn write_initial_allocations(out: &mut String, scenario: &Scenario) {
-    if scenario.initial_allocations.is_empty() {
-        return;
-    }
-    out.push_str("\ninitial_allocations:\n");
-    for initial in &scenario.initial_allocations {
-        let job = &scenario.jobs[initial.group.job.index()];
-        let alloc = format!(
-            "{}.{}[{}]",
-            job.name, job.groups[initial.group.group as usize].name, initial.index
-        );
-        let status = initial.status.name();
-        let _ = writeln!(
-            out,
-            "  - {{alloc: {}, node: {}, status: {status}}}",
-            text(&alloc),
-            text(&scenario.nodes[initial.node.index()].name)
-        );
-    }
-}
-
-/// Nomad's name of an allocation, `<job>.<group>[<index>]`.
-fn alloc_name(scenario: &Scenario, group: crate::model::ids::GroupRef, index: u32) -> String {
-    let job = &scenario.jobs[group.job.index()];
-    format!(
-        "{}.{}[{index}]",
-        job.name,
-        job.groups[group.group_index()].name
-    )
-}
-
-fn write_events(out: &mut String, scenario: &Scenario) {
-    if scenario.events.is_empty() {
-        return;
-    }
-    out.push_str("\nevents:\n");
-    let node = |id: crate::model::ids::NodeId| text(&scenario.nodes[id.index()].name);
-    let job = |id: crate::model::ids::JobId| text(&scenario.jobs[id.index()].name);
-    for event in &scenario.events {
-        let action = match &event.action {
-            TimelineAction::NodeDown(id) => format!("node_down: {}", node(*id)),
-            TimelineAction::NodeUp(id) => format!("node_up: {}", node(*id)),
-            TimelineAction::NodeDrain(id) => format!("node_drain: {}", node(*id)),
-            TimelineAction::Scale {
-                job: id,
-                group,
-                count,
-            } => format!(
-                "scale: {{job: {}, group: {}, count: {count}}}",
-                job(*id),
-                text(&scenario.jobs[id.index()].groups[*group].name)
-            ),
-            TimelineAction::PluginHealth {
-                plugin,
-                node: id,
-                healthy,
-            } => format!(
-                "plugin_health: {{plugin: {}, node: {}, healthy: {healthy}}}",
-                text(&scenario.plugins[plugin.index()].name),
-                node(*id)
-            ),
-            TimelineAction::StopJob(id) => format!("stop_job: {}", job(*id)),
-            TimelineAction::PluginControllerHealth { plugin, healthy } => format!(
-                "plugin_controller_health: {{plugin: {}, healthy: {healthy}}}",
-                text(&scenario.plugins[plugin.index()].name)
-            ),
-            TimelineAction::UpdateJob {
-                job: id, overrides, ..
-            } => {
-                let groups = &scenario.jobs[id.index()].groups;
-                let written: Vec<String> = overrides
-                    .iter()
-                    .map(|o| {
-                        let mut fields = Vec::new();
-                        if let Some(count) = o.count {
-                            fields.push(format!("count: {count}"));
-                        }
-                        if let Some(cpu) = o.cpu {
-                            fields.push(format!("cpu: {cpu}"));
-                        }
-                        if let Some(memory) = o.memory {
-                            fields.push(format!("memory: {memory}"));
-                        }
-                        if let Some(wait) = o.healthy_after {
-                            fields.push(format!("healthy_after: {}", duration(wait)));
-                        }
-                        format!("{}: {{{}}}", text(&groups[o.group].name), fields.join(", "))
-                    })
-                    .collect();
-                if written.is_empty() {
-                    format!("update_job: {{job: {}}}", job(*id))
-                } else {
-                    format!(
-                        "update_job: {{job: {}, groups: {{{}}}}}",
-                        job(*id),
-                        written.join(", ")
-                    )
-                }
-            }
-            TimelineAction::NodeDrainSpec(id, spec) => format!(
-                "node_drain: {{node: {}, deadline: {}, ignore_system_jobs: {}}}",
-                node(*id),
-                duration(spec.deadline.unwrap_or(Millis::ZERO)),
-                spec.ignore_system_jobs
-            ),
-            TimelineAction::NodeDisconnect(id) => format!("node_disconnect: {}", node(*id)),
-            TimelineAction::NodeReconnect(id) => format!("node_reconnect: {}", node(*id)),
-            TimelineAction::PromoteDeployment(id) => format!("promote_deployment: {}", job(*id)),
-            TimelineAction::AllocFail { group, index } => {
-                format!(
-                    "alloc_fail: {}",
-                    text(&alloc_name(scenario, *group, *index))
-                )
-            }
-            TimelineAction::NodeDownOf { group, index } => format!(
-                "node_down: {{node_of: {}}}",
-                text(&alloc_name(scenario, *group, *index))
-            ),
-            TimelineAction::PluginRestart {
-                plugin,
-                node: id,
-                down_for,
-            } => format!(
-                "plugin_restart: {{plugin: {}, node: {}, down_for: {}}}",
-                text(&scenario.plugins[plugin.index()].name),
-                node(*id),
-                duration(*down_for)
-            ),
-            TimelineAction::VolumeDetach { volume, node: id } => format!(
-                "volume_detach: {{volume: {}, node: {}}}",
-                text(&scenario.volumes[volume.index()].name),
-                node(*id)
-            ),
-            TimelineAction::PublishFailure {
-                volume,
-                stage,
-                count,
-            } => format!(
-                "publish_failure: {{volume: {}, stage: {}, count: {count}}}",
-                text(&scenario.volumes[volume.index()].name),
-                stage.name()
-            ),
-        };
-        let _ = writeln!(out, "  - {{at: {}, {action}}}", duration(event.at));
-    }
-}
-
-fn write_expect(out: &mut String, scenario: &Scenario) {
-    if scenario.expectations.is_empty() {
-        return;
-    }
-    out.push_str("\nexpect:\n");
-    for policy in Policy::ALL {
-        let items: Vec<String> = scenario
-            .expectations
-            .iter()
-            .filter(|e| e.policy == policy)
-            .map(|e| {
-                let op = match e.comparison {
-                    Comparison::Eq => "==",
-                    other => other.symbol(),
-                };
-                format!("{}: \"{op} {}\"", e.metric.name(), e.value)
-            })
-            .collect();
-        if !items.is_empty() {
-            let _ = writeln!(out, "  {}: {{{}}}", policy.name(), items.join(", "));
-        }
     }
 }
 

@@ -4,7 +4,9 @@
 
 use crate::model::access::{AccessMode, ClaimMode};
 use crate::model::ids::JobId;
-use crate::model::scenario::{JobKind, VolumeRequest, VolumeSource};
+use crate::model::scenario::{
+    ALL_NODE_POOLS, DEFAULT_NODE_POOL, JobKind, VolumeRequest, VolumeSource,
+};
 use crate::sim::simulation::Simulation;
 use crate::sim::state::store::JobStatus;
 use crate::sim::trace::{TraceKind, TraceRecord};
@@ -44,6 +46,9 @@ impl Simulation<'_> {
         if let Some(problem) = self.system_preference_problem(job) {
             return Some(problem);
         }
+        if let Some(problem) = self.node_pool_problem(job) {
+            return Some(problem);
+        }
         for (g, group) in spec.groups.iter().enumerate() {
             let count = self.jobs[job.index()].counts[g];
             for request in &group.volumes {
@@ -81,6 +86,21 @@ impl Simulation<'_> {
             }
         }
         None
+    }
+
+    /// From 1.6, a job in a node pool that does not exist is refused
+    /// (`jobNodePoolValidatingHook.Validate`). A pool exists once a node in
+    /// it registers (the client's registration creates it), and the
+    /// built-in "default" and "all" always do; plansim's nodes are all
+    /// registered from 0s.
+    fn node_pool_problem(&self, job: JobId) -> Option<String> {
+        let spec = &self.scenario.jobs[job.index()];
+        let pool = spec.node_pool.as_str();
+        let exists = pool == DEFAULT_NODE_POOL
+            || pool == ALL_NODE_POOLS
+            || self.node_pools.names().iter().any(|p| p == pool);
+        (self.behaviour.release.node_pools && !exists)
+            .then(|| format!("job {:?} is in nonexistent node pool {pool:?}", spec.name))
     }
 
     /// Nomad refuses a `system` job with an `affinity` or a `spread`, its

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use crate::model::scenario::{Constraint, ConstraintTarget, Scenario};
 
 /// Nomad's computed node class (structs/node_class.go): nodes that agree on
-/// datacenter, class and every non-unique attribute (drivers, CPU and
+/// node pool (2.0.5's `HashInclude` lists NodePool), datacenter, class and
+/// every non-unique attribute (drivers, CPU and
 /// memory are attributes too) share one, as dense indices.
 pub(crate) fn computed_classes(scenario: &Scenario) -> Vec<u32> {
     let mut classes = BTreeMap::new();
@@ -21,6 +22,7 @@ pub(crate) fn computed_classes(scenario: &Scenario) -> Vec<u32> {
                 .filter(|(key, _)| !key.starts_with("unique."))
                 .collect();
             let key = (
+                &node.node_pool,
                 &node.datacenter,
                 &node.node_class,
                 attributes,

@@ -2,6 +2,7 @@
 //! order (constraints, drivers, CSI volumes, then resources) and a refused
 //! node is tallied under the reason Nomad would give.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::model::access::{ClaimCounts, ClaimMode, Refusal, admit};
@@ -331,7 +332,7 @@ impl PlacementFailure {
 /// Whether a node satisfies one constraint, as `release` checks it.
 pub fn constraint_holds_at(constraint: &Constraint, node: &NodeSpec, release: &Release) -> bool {
     let actual = target_value(&constraint.target, node);
-    operator_holds(constraint, actual, release)
+    operator_holds(constraint, actual.as_deref(), release)
 }
 
 /// The fix's check (`plan_aware_claims`): the exact access-mode rule over every claim that is
@@ -346,12 +347,12 @@ pub fn plan_aware_claim_check(
 }
 
 /// The value a constraint, spread or affinity target has on a node.
-pub fn target_value<'n>(target: &ConstraintTarget, node: &'n NodeSpec) -> Option<&'n str> {
+pub fn target_value<'n>(target: &ConstraintTarget, node: &'n NodeSpec) -> Option<Cow<'n, str>> {
     match target {
-        ConstraintTarget::Attribute(key) => node.attributes.get(key).map(String::as_str),
-        ConstraintTarget::Datacenter => Some(node.datacenter.as_str()),
-        ConstraintTarget::NodeClass => Some(node.node_class.as_str()),
-        ConstraintTarget::NodeName => Some(node.name.as_str()),
+        ConstraintTarget::Attribute(key) => node.attribute(key),
+        ConstraintTarget::Datacenter => Some(Cow::Borrowed(&node.datacenter)),
+        ConstraintTarget::NodeClass => Some(Cow::Borrowed(&node.node_class)),
+        ConstraintTarget::NodeName => Some(Cow::Borrowed(&node.name)),
         ConstraintTarget::Unset => None,
     }
 }

@@ -8,7 +8,7 @@ use std::collections::btree_map::Entry;
 
 use crate::model::access::ClaimMode;
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
-use crate::model::scenario::{Capability, SchedulerAlgorithm};
+use crate::model::scenario::{ALL_NODE_POOLS, Capability, SchedulerAlgorithm};
 use crate::sim::server::scheduler::classes::escapes;
 use crate::sim::server::scheduler::context::{Ask, PlanContext};
 use crate::sim::server::scheduler::feasibility::{PlacementFailure, top_reason};
@@ -356,12 +356,14 @@ impl Simulation<'_> {
         }
     }
 
-    /// Ready, eligible nodes in the job's datacenters, shuffled per evaluation
-    /// (Nomad's random iterator) by the run's seeded stream.
+    /// Ready, eligible nodes in the job's datacenters and node pool
+    /// (`readyNodesInDCsAndPool`), shuffled per evaluation (Nomad's random
+    /// iterator) by the run's seeded stream.
     pub(crate) fn candidate_nodes(&mut self, job: JobId) -> Vec<NodeId> {
         let datacenters = &self.scenario.jobs[job.index()].datacenters;
         // Datacenters compared once per evaluation, not once per node.
         let in_job_dc = self.datacenters.of_job(datacenters);
+        let in_job_pool = self.job_pools(job);
         // Compact per-node arrays: listing 40,000 nodes reads 80 kB, not
         // every node's state.
         let schedulable = self.node_table.schedulable();
@@ -374,16 +376,28 @@ impl Simulation<'_> {
         // Branch-free: every node is written, and kept by advancing past it
         // (a filter's unpredictable branch costs more than the writes).
         let mut kept = 0;
-        for (i, (&ready, &dc)) in schedulable
+        for (i, ((&ready, &dc), &pool)) in schedulable
             .iter()
             .zip(self.datacenters.of_node())
+            .zip(self.node_pools.of_node())
             .enumerate()
         {
             order[kept] = NodeId::from_index(i);
-            kept += usize::from(ready & in_job_dc[dc as usize]);
+            kept += usize::from(ready & in_job_dc[dc as usize] & in_job_pool[pool as usize]);
         }
         order.truncate(kept);
         self.shuffle_rng.shuffle(&mut order);
         order
+    }
+
+    /// Which node pools (indexed as `node_pools`) the job's evaluations
+    /// consider: its own, or every pool for "all" and at a release without
+    /// pools (`readyNodesInDCsAndPool`: `NodePoolAll` or "" lists every node).
+    pub(crate) fn job_pools(&self, job: JobId) -> Vec<bool> {
+        let pool = &self.scenario.jobs[job.index()].node_pool;
+        if !self.behaviour.release.node_pools || pool == ALL_NODE_POOLS {
+            return vec![true; self.node_pools.names().len()];
+        }
+        self.node_pools.of_job(std::slice::from_ref(pool))
     }
 }

@@ -405,8 +405,8 @@ pub(crate) struct Proposed {
     pub memory: u64,
 }
 
-/// Each node's datacenter as a dense index, so an evaluation compares
-/// datacenter names once per datacenter instead of once per node.
+/// Each node's datacenter (or node pool) as a dense index, so an
+/// evaluation compares names once per datacenter instead of once per node.
 pub(crate) struct Datacenters {
     names: Vec<String>,
     of_node: Vec<u32>,

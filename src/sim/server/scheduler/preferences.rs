@@ -79,7 +79,7 @@ impl PropertySet {
         if !self.covers(group) {
             return None;
         }
-        let key = self.key(target_value(&self.target, node)?).to_string();
+        let key = self.key(&target_value(&self.target, node)?).to_string();
         let map = match which {
             Which::Existing => &mut self.existing,
             Which::Proposed => &mut self.proposed,
@@ -371,7 +371,7 @@ impl Simulation<'_> {
                     index: *index,
                 });
             };
-            let used = set.used(set.key(value)).unwrap_or(0);
+            let used = set.used(set.key(&value)).unwrap_or(0);
             let allowed = match constraint.matcher {
                 Matcher::AllowedCount(n) => n,
                 _ => 1,
@@ -411,7 +411,7 @@ impl Simulation<'_> {
             let mut total = 0.0;
             for a in &affinities {
                 let actual = target_value(&a.constraint.target, node_spec);
-                if operator_holds(&a.constraint, actual, release) {
+                if operator_holds(&a.constraint, actual.as_deref(), release) {
                     total += f64::from(a.weight);
                 }
             }
@@ -433,7 +433,7 @@ impl Simulation<'_> {
                 total -= 1.0;
                 continue;
             };
-            let key = set.key(value);
+            let key = set.key(&value);
             let used = set.used(key).unwrap_or(0) + 1;
             let info = &state.spread_info[attribute];
             if info.desired.is_empty() {

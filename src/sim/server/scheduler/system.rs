@@ -174,6 +174,9 @@ impl Simulation<'_> {
         let mut wants: Vec<(GroupRef, NodeId, PlacementKind)> = Vec::new();
         let mut in_place: Vec<AllocId> = Vec::new();
         let mut filtered = Filtered::new(spec.groups.len());
+        // readyNodesInDCsAndPool: a node outside the job's pool is not the
+        // job's, as one outside its datacenters is not.
+        let in_pool = self.job_pools(job);
         for g in 0..spec.groups.len() {
             let group = GroupRef::new(job, g);
             let wanted = self.jobs[job.index()].counts[g] > 0;
@@ -181,7 +184,8 @@ impl Simulation<'_> {
             for (n, node_spec) in self.scenario.nodes.iter().enumerate() {
                 let node = NodeId::from_index(n);
                 let state = &self.nodes[n];
-                let in_dcs = spec.datacenters.contains(&node_spec.datacenter);
+                let in_dcs = spec.datacenters.contains(&node_spec.datacenter)
+                    && in_pool[self.node_pools.of_node()[n] as usize];
                 let existing = slots.get(&(n as u32)).copied();
                 match existing.map(|id| (id, &self.allocs[id.index()])) {
                     Some((id, alloc)) if alloc.is_live() => {

@@ -1,0 +1,3 @@
+# What `nomad job run -var-file=prod.vars.hcl` gives the job in production.
+replicas = 2
+volume   = "staging-data"

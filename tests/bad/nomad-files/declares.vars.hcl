@@ -1,0 +1,3 @@
+variable "count" {
+  default = 2
+}
