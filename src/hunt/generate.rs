@@ -233,6 +233,7 @@ fn plugin_job_spec(rng: &mut HuntRng, plugin: PluginId) -> JobSpec {
             disconnect: Default::default(),
             migrate: Default::default(),
             lifecycle: None,
+            ports: Vec::new(),
         }],
         spreads: Vec::new(),
         affinities: Vec::new(),
@@ -352,6 +353,7 @@ fn node(rng: &mut HuntRng, i: usize, plugins: usize) -> NodeSpec {
         drivers: DRIVER,
         topology: BTreeMap::new(),
         csi_plugins,
+        reserved_ports: Default::default(),
     }
 }
 
@@ -475,6 +477,7 @@ fn group(
         disconnect: Default::default(),
         migrate: Default::default(),
         lifecycle: None,
+        ports: Vec::new(),
     }
 }
 

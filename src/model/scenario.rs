@@ -136,6 +136,8 @@ pub struct NodeSpec {
     pub drivers: DriverSet,
     pub topology: BTreeMap<String, String>,
     pub csi_plugins: Vec<NodePluginSpec>,
+    /// The client's `reserved.reserved_ports`.
+    pub reserved_ports: crate::model::ports::PortRanges,
 }
 
 impl NodeSpec {
@@ -585,6 +587,8 @@ pub struct GroupSpec {
     /// `shutdown_delay` and the group has no `shutdown_delay` (then `cpu`
     /// and `memory` are the ask, and a stop takes no time on the client).
     pub lifecycle: Option<Box<GroupLifecycle>>,
+    /// The group `network` block's ports, static and dynamic.
+    pub ports: Vec<crate::model::ports::PortAsk>,
 }
 
 impl GroupSpec {

@@ -131,6 +131,14 @@ struct ApiDriver {
 struct ApiResources {
     cpu: Option<ApiCpu>,
     memory: Option<ApiMemory>,
+    networks: Option<ApiReservedNetworks>,
+}
+
+/// `ReservedResources.Networks`: the client's `reserved.reserved_ports`.
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct ApiReservedNetworks {
+    reserved_host_ports: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -603,6 +611,13 @@ fn raw_node(
         drivers: (!drivers.is_empty()).then_some(drivers),
         topology: (!topology.is_empty()).then_some(topology),
         csi_plugins: (!csi_plugins.is_empty()).then_some(csi_plugins),
+        reserved_ports: full
+            .reserved_resources
+            .as_ref()
+            .or(node.stub.reserved_resources.as_ref())
+            .and_then(|r| r.networks.as_ref())
+            .and_then(|n| n.reserved_host_ports.clone())
+            .filter(|p| !p.is_empty()),
     }
 }
 

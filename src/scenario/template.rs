@@ -139,7 +139,8 @@ stamp_fields!(RawNode {
     attributes,
     drivers,
     topology,
-    csi_plugins
+    csi_plugins,
+    reserved_ports
 });
 stamp_fields!(RawNodePlugin { id });
 stamp_fields!(RawVolume {
@@ -173,8 +174,11 @@ stamp_fields!(RawGroup {
     constraints,
     tasks,
     spread,
-    affinity
+    affinity,
+    network
 });
+stamp_fields!(RawNetwork { ports });
+stamp_fields!(RawPort { label });
 stamp_fields!(RawVolumeRequest { source });
 stamp_fields!(RawTask {
     name,
@@ -286,6 +290,7 @@ mod tests {
                 healthy: None,
                 max_volumes: None,
             }]),
+            reserved_ports: None,
         };
         node.stamp("3");
         assert_eq!(node.id, "client-3");
@@ -310,6 +315,7 @@ mod tests {
             drivers: None,
             topology: None,
             csi_plugins: None,
+            reserved_ports: None,
         };
         let mut budget = TemplateBudget::default();
         budget.charge(&node, 5000).unwrap();

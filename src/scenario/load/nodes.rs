@@ -81,6 +81,11 @@ pub(super) fn resolve_nodes(
                 Some(list) => driver_names.set(list.iter().map(String::as_str), at, &path)?,
                 None => driver_names.set(["docker", "exec"], at, &path)?,
             };
+            let reserved_ports = super::network::resolve_reserved_ports(
+                node.reserved_ports.as_deref(),
+                &path(),
+                at,
+            )?;
             nodes.push(NodeSpec {
                 name: node.id,
                 datacenter: node.datacenter.unwrap_or_else(|| "dc1".to_string()),
@@ -91,6 +96,7 @@ pub(super) fn resolve_nodes(
                 drivers,
                 topology: node.topology.unwrap_or_default(),
                 csi_plugins,
+                reserved_ports,
             });
         }
     }
