@@ -199,7 +199,10 @@ fn variables_locals_and_functions_are_evaluated() {
     let warning = warnings[0].to_string();
     assert!(warning.contains("affinity (line 75)"), "{warning}");
     // The group network block's static port is modelled, not warned about.
-    assert!(!warning.contains("port"), "{warning}");
+    assert!(
+        !warning.contains("static port") && !warning.contains("network port"),
+        "{warning}"
+    );
     assert_eq!(group.ports.len(), 1);
     assert_eq!(
         (group.ports[0].label.as_str(), group.ports[0].value),
