@@ -197,9 +197,17 @@ fn variables_locals_and_functions_are_evaluated() {
     // template blocks, and the unreadable local they use, are not in it.
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     let warning = warnings[0].to_string();
-    for field in ["static port \"http\" (line 44)", "affinity (line 75)"] {
-        assert!(warning.contains(field), "{field}: {warning}");
-    }
+    assert!(warning.contains("affinity (line 75)"), "{warning}");
+    // The group network block's static port is modelled, not warned about.
+    assert!(
+        !warning.contains("static port") && !warning.contains("network port"),
+        "{warning}"
+    );
+    assert_eq!(group.ports.len(), 1);
+    assert_eq!(
+        (group.ports[0].label.as_str(), group.ports[0].value),
+        ("http", Some(8080))
+    );
     // The job's spread and the group's `distinct_hosts = true` shorthand
     // are read, not warned about.
     assert!(!warning.contains("spread") && !warning.contains("distinct_hosts"));
@@ -766,4 +774,33 @@ fn lifecycle_fields_read_the_same_from_hcl_and_json() {
         lifecycle.tasks[1].kill_timeout,
         Some(plansim::model::time::Millis::from_secs(30))
     );
+}
+
+#[test]
+fn ports_read_the_same_from_hcl_and_json() {
+    let dir = common::temp_dir("nomad-ports-json");
+    let scenario = common::repo_path("scenarios/nomad/ports-job-file.yaml");
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    std::fs::write(
+        dir.join("json.yaml"),
+        text.replace("file: ports/web.nomad.hcl", "file: web.job.json"),
+    )
+    .unwrap();
+    std::fs::copy(
+        common::repo_path("tests/fixtures/nomad/web.job.json"),
+        dir.join("web.job.json"),
+    )
+    .unwrap();
+    let (hcl, hcl_warnings) = load_file_with_warnings(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    let (json, json_warnings) =
+        load_file_with_warnings(&dir.join("json.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(format!("{:?}", hcl.jobs), format!("{:?}", json.jobs));
+    assert!(hcl_warnings.is_empty(), "{hcl_warnings:?}");
+    assert!(json_warnings.is_empty(), "{json_warnings:?}");
+    let ports: Vec<_> = hcl.jobs[0].groups[0]
+        .ports
+        .iter()
+        .map(|p| (p.label.as_str(), p.value))
+        .collect();
+    assert_eq!(ports, vec![("http", Some(80)), ("metrics", None)]);
 }

@@ -233,6 +233,7 @@ fn plugin_job_spec(rng: &mut HuntRng, plugin: PluginId) -> JobSpec {
             disconnect: Default::default(),
             migrate: Default::default(),
             lifecycle: None,
+            ports: Vec::new(),
         }],
         spreads: Vec::new(),
         affinities: Vec::new(),
@@ -354,6 +355,7 @@ fn node(rng: &mut HuntRng, i: usize, plugins: usize) -> NodeSpec {
         topology: BTreeMap::new(),
         csi_plugins,
         node_pool: DEFAULT_NODE_POOL.to_string(),
+        reserved_ports: Default::default(),
     }
 }
 
@@ -478,6 +480,7 @@ fn group(
         disconnect: Default::default(),
         migrate: Default::default(),
         lifecycle: None,
+        ports: Vec::new(),
     }
 }
 

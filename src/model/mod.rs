@@ -7,6 +7,7 @@ pub mod ids;
 pub mod lifecycle;
 pub mod metrics;
 pub mod policy;
+pub mod ports;
 pub mod release;
 pub mod scenario;
 pub mod time;

@@ -248,6 +248,20 @@ pub struct Release {
     /// `taskrunner/driver_handle.go:NewDriverHandle`); before, the task's
     /// own `kill_timeout` is passed to the driver as written.
     pub max_kill_timeout: Option<Millis>,
+
+    // --- Scheduler: network ports (nomad/structs/network.go:NetworkIndex.AssignPorts)
+    /// A group's dynamic ports are picked so that none repeats a port the
+    /// same offer already took (`portsInOffer`, #16401 "prevent
+    /// self-collision in dynamic port network offerings", 1.4.x/1.5.x
+    /// backports and 1.6.0). Before, each dynamic port is drawn from the
+    /// node's free ports alone: with fewer free ports than the group asks
+    /// for (but one at least), `getDynamicPortsPrecise` hands the same port
+    /// out twice, the offer collides with itself, and the plan applier
+    /// rejects the node plan (`AllocsFit`: "reserved alloc port
+    /// collision"); later placements of the evaluation on that node find a
+    /// "network: port collision". From #16401 the scheduler refuses the
+    /// node: "network: dynamic port selection failed".
+    pub dynamic_ports_avoid_offer: bool,
 }
 
 /// How a node's CSI topology matches a volume's (`CSITopology.MatchFound`).
@@ -361,6 +375,7 @@ pub static NOMAD_1_2_6: Release = Release {
     task_resources: TaskResourceRule::SidecarsPlusLargestPhase,
     kills_sidecars_last: false,
     max_kill_timeout: None,
+    dynamic_ports_avoid_offer: false,
 };
 
 /// v2.0.5: the newest tag, "current Nomad". The `validate` policy, and
@@ -405,6 +420,7 @@ pub static NOMAD_2_0_5: Release = Release {
     task_resources: TaskResourceRule::LargestPhase,
     kills_sidecars_last: true,
     max_kill_timeout: Some(Millis::from_secs(30)),
+    dynamic_ports_avoid_offer: true,
 };
 
 /// Every supported release, oldest first.

@@ -139,6 +139,8 @@ pub struct NodeSpec {
     pub csi_plugins: Vec<NodePluginSpec>,
     /// Nomad's node pool (1.6+): "default" unless the scenario says.
     pub node_pool: String,
+    /// The client's `reserved.reserved_ports`.
+    pub reserved_ports: crate::model::ports::PortRanges,
 }
 
 /// The node pool every node and job is in unless it says otherwise
@@ -635,6 +637,8 @@ pub struct GroupSpec {
     /// `shutdown_delay` and the group has no `shutdown_delay` (then `cpu`
     /// and `memory` are the ask, and a stop takes no time on the client).
     pub lifecycle: Option<Box<GroupLifecycle>>,
+    /// The group `network` block's ports, static and dynamic.
+    pub ports: Vec<crate::model::ports::PortAsk>,
 }
 
 impl GroupSpec {

@@ -133,6 +133,14 @@ struct ApiDriver {
 struct ApiResources {
     cpu: Option<ApiCpu>,
     memory: Option<ApiMemory>,
+    networks: Option<ApiReservedNetworks>,
+}
+
+/// `ReservedResources.Networks`: the client's `reserved.reserved_ports`.
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct ApiReservedNetworks {
+    reserved_host_ports: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -608,6 +616,13 @@ fn raw_node(
         // Nomad 1.6+ reports every node's pool; "default" is the default.
         node_pool: Some(text(&full.node_pool).to_string())
             .filter(|p| !p.is_empty() && p != DEFAULT_NODE_POOL),
+        reserved_ports: full
+            .reserved_resources
+            .as_ref()
+            .or(node.stub.reserved_resources.as_ref())
+            .and_then(|r| r.networks.as_ref())
+            .and_then(|n| n.reserved_host_ports.clone())
+            .filter(|p| !p.is_empty()),
     }
 }
 

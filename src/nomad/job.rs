@@ -93,6 +93,12 @@ pub struct NomadGroup {
     pub stop_on_client_after: Option<Millis>,
     /// The group's `shutdown_delay`.
     pub shutdown_delay: Option<Millis>,
+    /// The group `network` block's ports: label and static value (`None`:
+    /// dynamic), in the order Nomad's API lists them (ReservedPorts, then
+    /// DynamicPorts).
+    pub ports: Vec<(String, Option<i64>)>,
+    /// Group `network` blocks read so far (only the first counts).
+    pub networks_seen: u32,
 }
 
 /// Nomad's `migrate` block as a job file writes it.
@@ -326,6 +332,19 @@ fn raw_group(
                 },
             ),
             shutdown_delay: group.shutdown_delay.map(RawDuration),
+            network: (!group.ports.is_empty()).then(|| RawNetwork {
+                ports: group
+                    .ports
+                    .iter()
+                    .map(|(label, value)| {
+                        let port = RawPort {
+                            label: label.clone(),
+                            static_port: *value,
+                        };
+                        Spanned::new(port, location, location)
+                    })
+                    .collect(),
+            }),
         },
         location,
         location,

@@ -312,14 +312,38 @@ fn parse_group(
             ));
         }
     }
+    // The scheduler reads the first network only (BinPackIterator.Next).
+    let mut ports = Vec::new();
     for (n, network) in g.list("Networks")?.iter().enumerate() {
         let net = Fields::new(network, text, file, format!("{}.Networks[{n}]", g.what))?;
-        for port in net.list("ReservedPorts")? {
-            let label = port.get("Label").and_then(Value::as_str).unwrap_or("");
+        if n > 0 {
             ignored.push((
-                format!("{prefix}static port \"{label}\""),
-                key_position(text, "ReservedPorts"),
+                format!("{prefix}second network"),
+                key_position(text, "Networks"),
             ));
+            continue;
+        }
+        for (key, reserved) in [("ReservedPorts", true), ("DynamicPorts", false)] {
+            for (i, port) in net.list(key)?.iter().enumerate() {
+                let p = Fields::new(port, text, file, format!("{}.{key}[{i}]", net.what))?;
+                let label = p.string("Label")?.unwrap_or_default();
+                for unmodelled in ["HostNetwork", "IgnoreCollision"] {
+                    if p.get(unmodelled)
+                        .is_some_and(|v| !v.is_null() && v != "" && v != false)
+                    {
+                        ignored.push((
+                            format!("{prefix}network port \"{label}\" {unmodelled}"),
+                            key_position(text, unmodelled),
+                        ));
+                    }
+                }
+                let value = if reserved {
+                    Some(p.int("Value")?.unwrap_or(0))
+                } else {
+                    None
+                };
+                ports.push((label, value));
+            }
         }
     }
     let volumes = group_volumes(g, text, file)?;
@@ -387,6 +411,8 @@ fn parse_group(
         lost_after,
         stop_on_client_after,
         shutdown_delay: g.nanos("ShutdownDelay")?,
+        ports,
+        networks_seen: 0,
     })
 }
 

@@ -50,6 +50,14 @@ pub const MAX_TEMPLATE_BYTES: u64 = 128 * 1024 * 1024;
 /// Most reschedule `attempts` a policy may allow within its interval: the
 /// reschedule history an allocation keeps is at most this long.
 pub const MAX_RESCHEDULE_ATTEMPTS: u32 = 1000;
+/// Most ports (static and dynamic) in one group's `network` block (Nomad
+/// sets none; a port an allocation holds costs 8 bytes of its node's port
+/// list, and MAX_ALLOCATIONS counts every 8 ports once more).
+pub const MAX_PORTS_PER_GROUP: usize = 128;
+/// Most comma-separated parts of a node's `reserved_ports`, each a port
+/// or a range (4 bytes per range kept per node; Nomad's own limit of
+/// 65536 reserved ports holds too).
+pub const MAX_RESERVED_PORT_RANGES: usize = 1024;
 /// Longest `regexp` constraint or affinity value, in bytes.
 pub const MAX_REGEXP_BYTES: usize = 4096;
 /// Most memory one compiled regexp (and its lazy DFA) may take.

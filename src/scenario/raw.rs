@@ -104,6 +104,8 @@ pub struct RawNode {
     pub csi_plugins: Option<Vec<RawNodePlugin>>,
     /// Nomad's client `node_pool` (1.6+); "default" when not given.
     pub node_pool: Option<String>,
+    /// Nomad's client `reserved.reserved_ports`: "22,8500-8600".
+    pub reserved_ports: Option<String>,
 }
 
 #[serde_with::skip_serializing_none]
@@ -265,6 +267,28 @@ pub struct RawGroup {
     /// Nomad's group `shutdown_delay`: the client waits this long after
     /// deregistering the group's services before it kills any task.
     pub shutdown_delay: Option<RawDuration>,
+    /// Nomad's group `network` block: its ports.
+    pub network: Option<RawNetwork>,
+}
+
+/// A group's `network:`.
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNetwork {
+    #[serde(default)]
+    pub ports: Vec<Spanned<RawPort>>,
+}
+
+/// One port: `{label: http, static: 8080}`, or `{label: metrics}` for a
+/// dynamic one.
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPort {
+    pub label: String,
+    #[serde(rename = "static")]
+    pub static_port: Option<i64>,
 }
 
 /// Nomad 1.8+'s `disconnect` block (the two settings plansim models).

@@ -140,7 +140,8 @@ stamp_fields!(RawNode {
     drivers,
     topology,
     csi_plugins,
-    node_pool
+    node_pool,
+    reserved_ports
 });
 stamp_fields!(RawNodePlugin { id });
 stamp_fields!(RawVolume {
@@ -174,8 +175,11 @@ stamp_fields!(RawGroup {
     constraints,
     tasks,
     spread,
-    affinity
+    affinity,
+    network
 });
+stamp_fields!(RawNetwork { ports });
+stamp_fields!(RawPort { label });
 stamp_fields!(RawVolumeRequest { source });
 stamp_fields!(RawTask {
     name,
@@ -288,6 +292,7 @@ mod tests {
                 max_volumes: None,
             }]),
             node_pool: None,
+            reserved_ports: None,
         };
         node.stamp("3");
         assert_eq!(node.id, "client-3");
@@ -313,6 +318,7 @@ mod tests {
             topology: None,
             csi_plugins: None,
             node_pool: None,
+            reserved_ports: None,
         };
         let mut budget = TemplateBudget::default();
         budget.charge(&node, 5000).unwrap();

@@ -7,7 +7,8 @@
 //! plan of this run created it).
 
 use crate::model::access::{ClaimMode, permits};
-use crate::model::ids::{AllocId, GroupRef, VolumeId};
+use crate::model::ids::{AllocId, GroupRef, NodeId, VolumeId};
+use crate::model::ports::{PortAsk, dynamic_count, static_ports};
 use crate::model::scenario::{Capability, InitialAllocation, InitialStatus};
 use crate::model::time::Millis;
 use crate::sim::server::scheduler::plan::ResolvedVolume;
@@ -33,6 +34,24 @@ impl Simulation<'_> {
             .unzip()
     }
 
+    /// An initial allocation holds its static ports as asked, colliding or
+    /// not (Nomad's state holds what the clients run), and the lowest free
+    /// dynamic ports (none if the range is full).
+    fn hold_initial_ports(&mut self, id: AllocId, node: NodeId, ports: &[PortAsk]) {
+        if ports.is_empty() {
+            return;
+        }
+        let reserved = &self.scenario.nodes[node.index()].reserved_ports;
+        let mut held: Vec<u16> = static_ports(ports).map(|(_, p)| p).collect();
+        let dynamic = self
+            .ports
+            .in_use(node, reserved)
+            .lowest_dynamic(&held, dynamic_count(ports))
+            .unwrap_or_default();
+        held.extend(dynamic);
+        self.ports.hold(node, id, &held, reserved);
+    }
+
     pub(crate) fn seed_initial_allocations(&mut self) {
         for initial in &self.scenario.initial_allocations {
             if initial.status == InitialStatus::Failed {
@@ -46,6 +65,7 @@ impl Simulation<'_> {
             let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
             let (cpu, memory) = self.reserves(spec);
             self.node_table.take(node, cpu, memory);
+            self.hold_initial_ports(id, node, &spec.ports);
             let node_state = &mut self.nodes[node.index()];
             node_state.allocs.insert(id);
             for &(volume, _) in &volumes {

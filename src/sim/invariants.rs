@@ -38,6 +38,32 @@ impl Simulation<'_> {
         self.check_plugin_invariants();
         self.check_drain_plugin_invariant();
         self.check_distinct_invariants();
+        self.check_port_invariants();
+    }
+
+    /// Every port held belongs to a live allocation on that node whose
+    /// group asks for ports, and no port collides unless an initial
+    /// allocation brought the collision.
+    fn check_port_invariants(&self) {
+        for (node, alloc, _) in self.ports.held() {
+            let a = &self.allocs[alloc.index()];
+            assert!(
+                a.is_live() && a.node == node,
+                "ports held by a live alloc on its node"
+            );
+            let spec = &self.scenario.jobs[a.group.job.index()].groups_of(a.version)
+                [a.group.group_index()];
+            assert!(
+                !spec.ports.is_empty(),
+                "ports held by a group that asks for some"
+            );
+        }
+        if self.scenario.initial_allocations.is_empty() {
+            assert!(
+                !self.ports.any_collision(),
+                "no two allocations hold one port"
+            );
+        }
     }
 
     /// Each allocation's own invariants; returns what the nodes' and jobs'

@@ -234,6 +234,8 @@ pub(crate) struct Simulation<'s> {
     pub(crate) unregistered: BTreeSet<VolumeId>,
     /// Draws of storage provider failures (publish_failures.rs).
     pub(crate) publish_rng: SimRng,
+    /// The ports allocations hold, per node that has any (state/ports.rs).
+    pub(crate) ports: crate::sim::state::ports::PortTable,
 }
 
 impl<'s> Simulation<'s> {
@@ -324,6 +326,7 @@ impl<'s> Simulation<'s> {
             plugin_restarts: BTreeSet::new(),
             unregistered,
             publish_rng: SimRng::new(options.seed, Stream::PublishFailure),
+            ports: Default::default(),
         }
     }
 

@@ -153,19 +153,7 @@ fn parse_group(
                 "spread" => group.spreads.push(parse_spread(hcl, inner)?),
                 "affinity" => group.affinities.push(parse_affinity(hcl, inner)?),
                 "update" => group.update = Some(parse_update(hcl, inner)?),
-                "network" => {
-                    // Dynamic ports are nearly always free; a static port
-                    // must be free on the node: that is placement.
-                    for port in inner.body.blocks().filter(|b| b.ident.as_str() == "port") {
-                        if port.body.has_attribute("static") {
-                            let label = port.labels.first().map_or("", |l| l.as_str());
-                            nested.push((
-                                format!("{prefix}static port \"{label}\""),
-                                hcl.position(port.span()),
-                            ));
-                        }
-                    }
-                }
+                "network" => parse_network(hcl, inner, &mut group, &mut nested, &prefix)?,
                 "migrate" => group.migrate = Some(parse_migrate(hcl, inner)?),
                 // Nomad 1.8+'s form of the two disconnect settings.
                 "disconnect" => {
@@ -190,6 +178,50 @@ fn parse_group(
     ignored.extend(warned);
     ignored.extend(nested);
     Ok(group)
+}
+
+/// A group `network` block: its ports (jobspec2's
+/// `normalizeNetworkPorts`: a port with `static` above 0 is reserved,
+/// the others dynamic), reserved ones first as Nomad's API lists them.
+/// Nomad's scheduler reads the first network block only
+/// (`BinPackIterator.Next`: `taskGroup.Networks[0]`).
+fn parse_network(
+    hcl: &HclFile,
+    block: &Block,
+    group: &mut NomadGroup,
+    ignored: &mut Ignored,
+    prefix: &str,
+) -> Result<(), LoadError> {
+    if group.networks_seen > 0 {
+        ignored.push((
+            format!("{prefix}second network"),
+            hcl.position(block.span()),
+        ));
+        return Ok(());
+    }
+    group.networks_seen += 1;
+    let mut dynamic = Vec::new();
+    for port in block.body.blocks().filter(|b| b.ident.as_str() == "port") {
+        let label = hcl.label(port, "port")?;
+        let mut value = None;
+        for attr in port.body.attributes() {
+            match attr.key.as_str() {
+                "static" => value = Some(hcl.int(attr)?).filter(|&v| v > 0),
+                // Where the port maps inside the task: not placement.
+                "to" => {}
+                other => ignored.push((
+                    format!("{prefix}network port \"{label}\" {other}"),
+                    hcl.position(attr.span()),
+                )),
+            }
+        }
+        match value {
+            Some(_) => group.ports.push((label, value)),
+            None => dynamic.push((label, None)),
+        }
+    }
+    group.ports.extend(dynamic);
+    Ok(())
 }
 
 fn parse_task(

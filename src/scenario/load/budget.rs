@@ -25,13 +25,17 @@ pub(super) fn check_allocation_count(count: u32, path: &str, at: Location) -> Re
 /// mounts: a mount costs about three times what an allocation without
 /// volumes does (its claim, reservation and ledger entries; see
 /// `limits.rs`), so the budget keeps volume-heavy scenarios within the
-/// same memory.
+/// same memory. Every 8 ports of a group's `network` count once more.
 pub(super) fn check_allocation_budget(
     jobs: &[JobSpec],
     events: &[TimedEvent],
     nodes: usize,
 ) -> Result<(), Fail> {
-    let weight = |job: &JobSpec, group: usize| 1 + job.groups[group].volumes.len() as u64;
+    // Every 8 ports an allocation holds cost about what its record does.
+    let weight = |job: &JobSpec, group: usize| {
+        let spec = &job.groups[group];
+        1 + spec.volumes.len() as u64 + spec.ports.len().div_ceil(8) as u64
+    };
     // A system job's group runs on every node.
     let mut total: u64 = jobs
         .iter()
@@ -62,7 +66,7 @@ pub(super) fn check_allocation_budget(
         return Err((
             None,
             format!(
-                "jobs: {total} desired allocations and volume mounts (counts plus scale events; an allocation counts once and once more per volume it mounts) exceed the limit of {} (MAX_ALLOCATIONS)",
+                "jobs: {total} desired allocations and volume mounts (counts plus scale events; an allocation counts once, once more per volume it mounts and per 8 ports it holds) exceed the limit of {} (MAX_ALLOCATIONS)",
                 limits::MAX_ALLOCATIONS
             ),
         ));

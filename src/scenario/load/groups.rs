@@ -56,6 +56,7 @@ pub(super) fn resolve_group(
         disconnect: crate::scenario::nodes::disconnect(group),
         migrate: crate::scenario::nodes::migrate(group.migrate.as_ref(), count, at, &path)?,
         lifecycle: tasks.lifecycle,
+        ports: super::network::resolve_ports(group, &path, at)?,
     })
 }
 

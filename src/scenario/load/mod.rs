@@ -14,6 +14,7 @@ mod expect;
 mod groups;
 mod initial;
 mod jobs;
+mod network;
 mod nodes;
 mod plugins;
 pub mod read;

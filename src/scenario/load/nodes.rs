@@ -82,6 +82,11 @@ pub(super) fn resolve_nodes(
                 None => driver_names.set(["docker", "exec"], at, &path)?,
             };
             let node_pool = resolve_node_pool(node.node_pool, at, &path)?;
+            let reserved_ports = super::network::resolve_reserved_ports(
+                node.reserved_ports.as_deref(),
+                &path(),
+                at,
+            )?;
             nodes.push(NodeSpec {
                 name: node.id,
                 datacenter: node.datacenter.unwrap_or_else(|| "dc1".to_string()),
@@ -93,6 +98,7 @@ pub(super) fn resolve_nodes(
                 topology: node.topology.unwrap_or_default(),
                 csi_plugins,
                 node_pool,
+                reserved_ports,
             });
         }
     }

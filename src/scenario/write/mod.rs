@@ -15,6 +15,7 @@
 
 mod lifecycle;
 pub mod model;
+mod network;
 pub mod raw;
 mod scalar;
 mod timeline;

@@ -185,6 +185,7 @@ fn write_nodes(out: &mut String, scenario: &Scenario) {
         if !node.topology.is_empty() {
             let _ = writeln!(out, "    topology: {}", string_map(&node.topology));
         }
+        super::network::write_reserved_ports(out, &node.reserved_ports);
         // Slots a plugin job's allocations fill come back from its tasks.
         let declared: Vec<_> = node.csi_plugins.iter().filter(|p| !p.from_job).collect();
         if !declared.is_empty() {
@@ -421,6 +422,7 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
     write_preferences(out, "        ", &group.spreads, &group.affinities);
     write_policies(out, kind, group);
     write_node_settings(out, group);
+    super::network::write_ports(out, &group.ports);
     write_tasks(out, scenario, group);
 }
 

@@ -506,6 +506,10 @@ impl Simulation<'_> {
             Millis::ZERO
         };
         self.node_table.release(node, cpu, memory);
+        if !group_spec.ports.is_empty() {
+            let reserved = &self.scenario.nodes[node.index()].reserved_ports;
+            self.ports.release(node, id, reserved);
+        }
         let node_state = &mut self.nodes[node.index()];
         assert!(node_state.allocs.remove(&id), "a live alloc is on its node");
         self.live.remove(id, group);

@@ -88,25 +88,30 @@ impl Simulation<'_> {
                 self.nodes[near.index()].allocs.prefetch_end();
             }
             let placements = &rest.as_slice()[..run];
-            if let Err(reason) = self.node_plan_fits(node, placements, &mut accepted_claims) {
-                fully_applied = false;
-                self.metrics.plan_rejections += 1;
-                let seen = placements
-                    .iter()
-                    .filter_map(|p| p.seen.as_deref().cloned())
-                    .collect();
-                self.record(|t| {
-                    TraceRecord::new(t, TraceKind::PlanRejected)
-                        .job(plan.job)
-                        .node(node)
-                        .detail(reason)
-                        .seen(seen)
-                });
-                rest.nth(run - 1);
-                continue;
-            }
-            for placement in rest.by_ref().take(run) {
-                self.commit_placement(placement);
+            let fits = self.node_plan_fits(node, placements, &mut accepted_claims);
+            let ports = match fits {
+                Ok(ports) => ports,
+                Err(reason) => {
+                    fully_applied = false;
+                    self.metrics.plan_rejections += 1;
+                    let seen = placements
+                        .iter()
+                        .filter_map(|p| p.seen.as_deref().cloned())
+                        .collect();
+                    self.record(|t| {
+                        TraceRecord::new(t, TraceKind::PlanRejected)
+                            .job(plan.job)
+                            .node(node)
+                            .detail(reason)
+                            .seen(seen)
+                    });
+                    rest.nth(run - 1);
+                    continue;
+                }
+            };
+            for (i, placement) in rest.by_ref().take(run).enumerate() {
+                let held = ports.get(i).map_or(&[][..], Vec::as_slice);
+                self.commit_placement(placement, held);
             }
         }
         fully_applied
@@ -114,13 +119,14 @@ impl Simulation<'_> {
 
     /// Whether `node`'s part of a plan still fits, given what the node plans
     /// accepted before it claim (`accepted_claims`, with the fix only: the
-    /// node plan's own claims are added to it when it fits).
+    /// node plan's own claims are added to it when it fits). When it fits,
+    /// the ports each placement gets (none when no placement asks any).
     pub(crate) fn node_plan_fits(
         &self,
         node: NodeId,
         placements: &[Placement],
         accepted_claims: &mut BTreeMap<VolumeId, ClaimCounts>,
-    ) -> Result<(), String> {
+    ) -> Result<Vec<Vec<u16>>, String> {
         let spec = &self.scenario.nodes[node.index()];
         let (node_cpu, node_memory) = self.node_table.capacity(node);
         if !self.node_table.schedulable()[node.index()] {
@@ -137,6 +143,17 @@ impl Simulation<'_> {
         if cpu > node_cpu || memory > node_memory {
             return Err(format!("allocations no longer fit on node {}", spec.name));
         }
+        // AllocsFit: the network index over the node's allocations and the
+        // plan's, after the resources.
+        let asks = placements.iter().map(|p| {
+            &self.scenario.jobs[p.group.job.index()].groups_of(p.version)[p.group.group_index()]
+                .ports[..]
+        });
+        let ports = if asks.clone().any(|a| !a.is_empty()) || self.ports.any_collision() {
+            self.assign_node_ports(node, asks)?
+        } else {
+            Vec::new()
+        };
         if self.behaviour.plan_aware_claims {
             // Each claim is checked against the volume's claims, the
             // accepted node plans' and this node plan's earlier ones (added
@@ -157,7 +174,7 @@ impl Simulation<'_> {
             }
             checked?;
         }
-        Ok(())
+        Ok(ports)
     }
 
     /// Plan-aware: every claim of the node plan passes the check against
@@ -220,7 +237,8 @@ impl Simulation<'_> {
         Ok(())
     }
 
-    pub(crate) fn commit_placement(&mut self, mut placement: Placement) {
+    /// Commits one placement; its allocation holds `ports` on its node.
+    pub(crate) fn commit_placement(&mut self, mut placement: Placement, ports: &[u16]) {
         let now = self.now();
         let seen = placement.seen.take().map(|s| vec![*s]).unwrap_or_default();
         let id = AllocId::from_index(self.allocs.len());
@@ -262,6 +280,9 @@ impl Simulation<'_> {
             self.metrics.reschedules += 1;
         }
         self.node_table.take(placement.node, reserved.0, reserved.1);
+        let node_spec = &self.scenario.nodes[placement.node.index()];
+        self.ports
+            .hold(placement.node, id, ports, &node_spec.reserved_ports);
         let node = &mut self.nodes[placement.node.index()];
         node.allocs.insert(id);
         self.live.insert(id, placement.group, placement.node);

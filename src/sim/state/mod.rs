@@ -8,8 +8,10 @@
 //! - `alloc_parts.rs`: the compact pieces an allocation record is built of
 //!   (times, optional sequence numbers and scores, its volume claims, its
 //!   reschedule tracker: structs.RescheduleTracker).
+//! - `ports.rs`: the ports each node's allocations hold (NetworkIndex).
 //! - `slots.rs`: a group's allocation per index (the alloc name's `[i]`).
 
 pub mod alloc_parts;
+pub mod ports;
 pub mod slots;
 pub mod store;

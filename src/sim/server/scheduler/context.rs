@@ -50,6 +50,8 @@ pub(crate) struct PlanContext {
     pub(crate) raised_limit: Option<usize>,
     /// CPU and memory the plan's destructive-update stops free, per node.
     pub(crate) freed: BTreeMap<NodeId, (u64, u64)>,
+    /// The ports the plan takes and frees (network.rs).
+    pub(crate) network: super::network::PlanNetwork,
     /// The final score of the node the last placement chose.
     pub(crate) chosen_score: f64,
     /// For each volume request of the placement being scored, the verdict

@@ -68,6 +68,18 @@ pub enum FilterReason {
         group: GroupRef,
         index: usize,
     },
+    /// The ports the node's allocations (and the plan's) hold collide
+    /// (`AddAllocs`): "network: port collision".
+    PortCollision,
+    /// A static port of the ask is reserved by the node or held
+    /// (`AssignPorts`): "network: reserved port collision http=80".
+    ReservedPortCollision {
+        label: Box<str>,
+        port: u16,
+    },
+    /// Too few free ports in the node's dynamic range (`AssignPorts`,
+    /// `getDynamicPortsPrecise`): "network: dynamic port selection failed".
+    DynamicPortsExhausted,
 }
 
 impl FilterReason {
@@ -145,6 +157,12 @@ impl FilterReason {
                 "missing property {:?}",
                 constraint_at(scenario, *group, *index).attribute
             ),
+            FilterReason::PortCollision
+            | FilterReason::ReservedPortCollision { .. }
+            | FilterReason::DynamicPortsExhausted => {
+                let dimension = exhausted_dimension(self).expect("a port reason is a dimension");
+                format!("Dimension \"{dimension}\" exhausted")
+            }
         }
     }
 
@@ -244,12 +262,33 @@ impl AllocMetric {
 
 /// The dimension an exhausted node ran out of (`ExhaustedNode`'s), or none
 /// for a node a check filtered (`FilterNode`).
-pub fn exhausted_dimension(reason: &FilterReason) -> Option<&'static str> {
+pub fn exhausted_dimension(reason: &FilterReason) -> Option<std::borrow::Cow<'static, str>> {
     match reason {
-        FilterReason::CpuExhausted => Some("cpu"),
-        FilterReason::MemoryExhausted => Some("memory"),
+        FilterReason::CpuExhausted => Some("cpu".into()),
+        FilterReason::MemoryExhausted => Some("memory".into()),
+        FilterReason::PortCollision => Some("network: port collision".into()),
+        FilterReason::ReservedPortCollision { label, port } => {
+            Some(format!("network: reserved port collision {label}={port}").into())
+        }
+        FilterReason::DynamicPortsExhausted => {
+            Some("network: dynamic port selection failed".into())
+        }
         _ => None,
     }
+}
+
+/// Whether `reason` is an exhausted node (Nomad's ExhaustedNode) rather
+/// than a filtered one.
+#[inline]
+pub fn is_exhausted(reason: &FilterReason) -> bool {
+    matches!(
+        reason,
+        FilterReason::CpuExhausted
+            | FilterReason::MemoryExhausted
+            | FilterReason::PortCollision
+            | FilterReason::ReservedPortCollision { .. }
+            | FilterReason::DynamicPortsExhausted
+    )
 }
 
 /// A task group that could not be fully placed in an evaluation: Nomad's

@@ -280,6 +280,9 @@ impl Simulation<'_> {
         let spec = &self.scenario.jobs[alloc.group.job.index()].groups_of(alloc.version)
             [alloc.group.group_index()];
         let (cpu, memory) = self.reserves(spec);
+        if !spec.ports.is_empty() {
+            self.stop_ports(&mut ctx.network, id, stopped);
+        }
         let freed = ctx.freed.entry(alloc.node).or_default();
         if stopped {
             freed.0 += cpu;

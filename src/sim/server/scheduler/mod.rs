@@ -24,6 +24,8 @@
 //!   (context.go EvalContext) and one placement's ask.
 //! - `plan.rs`: the plan handed to the applier, its placements and the
 //!   reconciler's wants.
+//! - `network.rs`: ports (structs/network.go NetworkIndex as rank.go's
+//!   BinPackIterator and the plan applier's AllocsFit use it).
 //! - `system.rs`: system and sysbatch jobs (scheduler_system.go).
 
 pub mod classes;
@@ -31,6 +33,7 @@ pub mod context;
 pub mod feasibility;
 mod generic;
 pub mod hot;
+mod network;
 pub mod plan;
 pub mod preferences;
 pub mod rank;

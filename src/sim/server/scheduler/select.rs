@@ -3,7 +3,7 @@ use crate::model::ids::{GroupRef, NodeId, VolumeId};
 use crate::model::scenario::Capability;
 use crate::sim::server::scheduler::context::{Ask, PREFETCH_AHEAD, PlanContext};
 use crate::sim::server::scheduler::feasibility::{
-    FilterReason, PlacementFailure, constraint_holds_at, exhausted_dimension,
+    FilterReason, PlacementFailure, constraint_holds_at, is_exhausted,
 };
 use crate::sim::server::scheduler::hot::GroupTally;
 use crate::sim::server::scheduler::plan::ResolvedVolume;
@@ -207,7 +207,7 @@ impl Simulation<'_> {
             match self.score_node(ctx, node, ask, volumes, penalty) {
                 Ok(score) => return Some((node, score)),
                 Err(reason) => {
-                    self.tally_class(ctx, node, exhausted_dimension(&reason).is_some());
+                    self.tally_class(ctx, node, is_exhausted(&reason));
                     match scan.filtered.iter_mut().find(|(seen, _)| *seen == reason) {
                         Some((_, count)) => *count += 1,
                         None => scan.filtered.push((reason, 1)),
@@ -422,6 +422,13 @@ impl Simulation<'_> {
                 ctx.group_counts[g.group_index()].at(node)
             })?;
         }
+        // BinPackIterator.Next: the network index before the resources.
+        if !ask.group_spec.ports.is_empty()
+            || self.ports.any_collision()
+            || ctx.network.any_collision()
+        {
+            self.check_ports(&ctx.network, node, &ask.group_spec.ports)?;
+        }
         let (plan_cpu, plan_memory) = self
             .node_table
             .proposal_slot(node, &ctx.proposals)
@@ -514,6 +521,7 @@ impl Simulation<'_> {
         self.node_table
             .propose(node, &mut ctx.proposals, cpu, memory);
         self.fill_group_counts(ctx, group).propose(node);
+        self.propose_ports(&mut ctx.network, node, &spec.ports);
         if let Some(prefs) = ctx.preferences.as_deref_mut() {
             self.note_proposed(prefs, node, group);
         }

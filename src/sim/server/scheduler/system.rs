@@ -559,8 +559,5 @@ fn exhausted_node(reason: FilterReason, class: Option<u32>) -> Rejection {
 /// A node whose resources cannot take the allocation (Nomad's
 /// ExhaustedNode), as opposed to one filtered out by a check.
 fn exhausts(reason: &FilterReason) -> bool {
-    matches!(
-        reason,
-        FilterReason::CpuExhausted | FilterReason::MemoryExhausted
-    )
+    crate::sim::server::scheduler::feasibility::is_exhausted(reason)
 }
