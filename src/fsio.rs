@@ -209,7 +209,7 @@ pub fn check_replace(target: &Path) -> std::io::Result<()> {
     };
     Err(std::io::Error::other(format!(
         "refusing to replace {}: {what} (plansim replaces only regular files, never an input, even with --force)",
-        target.display()
+        crate::names::one_line_path(target)
     )))
 }
 

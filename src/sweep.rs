@@ -105,14 +105,14 @@ impl Sweep {
             Some(_) if !resume => {
                 return Err(format!(
                     "{}: already holds a sweep; pass --resume to continue it, or choose another --out",
-                    out.display()
+                    crate::names::one_line_path(out)
                 ));
             }
             Some(contents) => {
                 if contents.header != header {
                     return Err(format!(
                         "{}: holds a sweep of other inputs or another shard ({} runs, shard {}); it cannot be resumed with these",
-                        out.display(),
+                        crate::names::one_line_path(out),
                         contents.header.runs,
                         contents.header.shard
                     ));
@@ -492,7 +492,7 @@ fn stage(path: &Path, pieces: &[Vec<u8>]) -> Result<AtomicFile, String> {
 }
 
 fn cannot_write(path: &Path, err: &std::io::Error) -> String {
-    format!("{}: cannot write: {err}", path.display())
+    format!("{}: cannot write: {err}", crate::names::one_line_path(path))
 }
 
 /// A new sweep's journal, created while the copies of its inputs are
@@ -567,16 +567,16 @@ fn load_inputs(dir: &Path) -> Result<(Experiment, String), String> {
     let experiment_path = yaml_in(&inputs).ok_or_else(|| {
         format!(
             "{}: not a sweep directory (no experiment file in {})",
-            dir.display(),
-            inputs.display()
+            crate::names::one_line_path(dir),
+            crate::names::one_line_path(&inputs)
         )
     })?;
     let scenario = std::fs::read_dir(&scenario_dir)
         .map_err(|err| {
             format!(
                 "{}: not a sweep directory (cannot read {}: {err})",
-                dir.display(),
-                scenario_dir.display()
+                crate::names::one_line_path(dir),
+                crate::names::one_line_path(&scenario_dir)
             )
         })?
         .filter_map(Result::ok)
@@ -585,8 +585,8 @@ fn load_inputs(dir: &Path) -> Result<(Experiment, String), String> {
         .ok_or_else(|| {
             format!(
                 "{}: no scenario kept in {}",
-                dir.display(),
-                scenario_dir.display()
+                crate::names::one_line_path(dir),
+                crate::names::one_line_path(&scenario_dir)
             )
         })?;
     let experiment =
@@ -609,22 +609,26 @@ pub fn merge(
     let mut done: BTreeMap<usize, Metrics> = BTreeMap::new();
     let mut shards: BTreeMap<String, &PathBuf> = BTreeMap::new();
     for dir in dirs {
-        let contents = journal::read(&dir.join(journal::FILE_NAME))?
-            .ok_or_else(|| format!("{}: no sweep journal here", dir.display()))?;
+        let contents = journal::read(&dir.join(journal::FILE_NAME))?.ok_or_else(|| {
+            format!(
+                "{}: no sweep journal here",
+                crate::names::one_line_path(dir)
+            )
+        })?;
         if contents.header.fingerprint != header.fingerprint || contents.header.runs != header.runs
         {
             return Err(format!(
                 "{}: a sweep of other inputs than {}",
-                dir.display(),
-                first.display()
+                crate::names::one_line_path(dir),
+                crate::names::one_line_path(first)
             ));
         }
         if let Some(first) = shards.insert(contents.header.shard.clone(), dir) {
             return Err(format!(
                 "{}: shard {} given twice (also {}); give each shard once",
-                dir.display(),
+                crate::names::one_line_path(dir),
                 contents.header.shard,
-                first.display()
+                crate::names::one_line_path(first)
             ));
         }
         note(format!(
@@ -632,7 +636,7 @@ pub fn merge(
             contents.header.shard,
             contents.runs.len(),
             header.runs,
-            dir.display()
+            crate::names::one_line_path(dir)
         ));
         for (index, metrics) in contents.runs {
             if let Some(previous) = done.insert(index, metrics.clone())
@@ -640,7 +644,7 @@ pub fn merge(
             {
                 return Err(format!(
                     "{}: run {index} disagrees with another shard",
-                    dir.display()
+                    crate::names::one_line_path(dir)
                 ));
             }
         }

@@ -119,6 +119,66 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
+fn a_value_on_the_command_line_is_quoted_escaped() {
+    // clap quotes a refused value raw: a newline would forge a line of its
+    // own, an ESC would reach the terminal. Each value parser and clap's
+    // own "invalid value" line must show it escaped, as names are.
+    let cases: [&[&str]; 4] = [
+        &[
+            "run",
+            "scenarios",
+            "--scheduler",
+            "naive\nerror: forged\u{1b}[2J",
+        ],
+        &["run", "scenarios", "--seeds", "1,2\nerror: forged\u{1b}[2J"],
+        &["run", "scenarios", "--seeds=3\nerror: forged\u{1b}[2J"],
+        &["hunt", "--property", "no-lost\nerror: forged\u{1b}[2J"],
+    ];
+    for args in cases {
+        let output = common::plansim(args);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            !stderr.lines().any(|line| line.starts_with("error: forged")),
+            "{args:?}: a value forged a line:\n{stderr}"
+        );
+        assert!(!stderr.contains('\u{1b}'), "{args:?}: a raw ESC: {stderr}");
+        assert!(stderr.contains("\\nerror: forged"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_path_in_a_message_is_escaped() {
+    // diff and merge name the paths they were given; a newline in one
+    // must not start a line of its own.
+    let dir = common::temp_dir("cli-path-escaped");
+    let forged = dir.join("x\nerror: forged");
+    std::fs::create_dir_all(&forged).unwrap();
+    let missing = forged.join("summary.csv");
+    let merge = forged.join("shard");
+    std::fs::create_dir_all(&merge).unwrap();
+    for args in [
+        vec!["diff", common::arg(&missing), common::arg(&missing)],
+        vec![
+            "merge",
+            common::arg(&merge),
+            "-o",
+            common::arg(&dir.join("merged")),
+        ],
+    ] {
+        let output = common::plansim(&args);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            !stderr.lines().any(|line| line.starts_with("error: forged")),
+            "{args:?}: a path forged a line:\n{stderr}"
+        );
+        assert!(stderr.contains("\\nerror: forged"), "{args:?}: {stderr}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn validate_reports_each_file() {
     let output = common::plansim(&["validate", "scenarios"]);
     assert_eq!(output.status.code(), Some(0));

@@ -339,6 +339,15 @@ fn import_refuses_a_broken_export_and_writes_nothing() {
     let wrong = attempt();
     assert_eq!(wrong.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("expected a JSON list of nodes"));
+    // A byte order mark is named, not reported as "something else".
+    std::fs::write(export.join("nodes.json"), "\u{feff}[]").unwrap();
+    let bom = attempt();
+    assert_eq!(bom.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bom.stderr);
+    assert!(
+        stderr.contains("nodes.json:1:1: expected JSON, found a UTF-8 byte order mark"),
+        "{stderr}"
+    );
     assert!(!out.exists(), "nothing is written for bad input");
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -803,4 +812,47 @@ fn ports_read_the_same_from_hcl_and_json() {
         .map(|p| (p.label.as_str(), p.value))
         .collect();
     assert_eq!(ports, vec![("http", Some(80)), ("metrics", None)]);
+}
+
+#[test]
+fn a_misspelt_volume_spec_key_is_named_and_strict_refuses_it() {
+    // Nomad's volume register drops an unknown top-level key
+    // (mapstructure.WeakDecode): a misspelt topology loses a constraint,
+    // so plansim warns, and --strict refuses.
+    let dir = common::temp_dir("nomad-volume-unknown-key");
+    let specs = [
+        (
+            "v.json",
+            r#"{"ID": "v0", "PluginID": "p", "AccessMode": "single-node-writer", "AttachmentMode": "file-system", "Toplogies": [{"Segments": {"rack": "r1"}}]}"#,
+            "Toplogies",
+        ),
+        (
+            "v.hcl",
+            "id = \"v0\"\nplugin_id = \"p\"\ncapability {\n  access_mode = \"single-node-writer\"\n  attachment_mode = \"file-system\"\n}\ntopology_reqest {\n  required {\n    topology { segments = { rack = \"r1\" } }\n  }\n}\n",
+            "topology_reqest",
+        ),
+    ];
+    for (name, spec, key) in specs {
+        std::fs::write(dir.join(name), spec).unwrap();
+        let scenario = dir.join(format!("{name}.yaml"));
+        std::fs::write(
+            &scenario,
+            format!(
+                "nodes: [{{id: c-0, csi_plugins: [{{id: p}}]}}]\nplugins: [{{id: p, enforces_access_mode: true}}]\nvolumes:\n  - file: {name}\n"
+            ),
+        )
+        .unwrap();
+        let lenient = common::plansim(&["validate", common::arg(&scenario)]);
+        let stderr = String::from_utf8_lossy(&lenient.stderr);
+        assert_eq!(lenient.status.code(), Some(0), "{stderr}");
+        assert!(
+            stderr.contains(&format!("{key} (not a field of Nomad's volume spec")),
+            "{stderr}"
+        );
+        let strict = common::plansim(&["validate", "--strict", common::arg(&scenario)]);
+        let stderr = String::from_utf8_lossy(&strict.stderr);
+        assert_eq!(strict.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(key), "{stderr}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
 }

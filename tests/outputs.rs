@@ -441,7 +441,7 @@ fn a_stderr_that_cannot_be_written_does_not_turn_an_error_into_a_crash() {
 }
 
 #[test]
-fn an_interrupted_run_removes_the_files_it_had_not_finished() {
+fn an_interrupted_run_removes_what_it_had_not_finished_and_the_directory_it_created() {
     // SIGTERM (what a batch engine sends) in the middle of a traced run:
     // every trace being written is a temporary, and none is left behind.
     let dir = common::temp_dir("outputs-interrupt");
@@ -481,5 +481,11 @@ fn an_interrupted_run_removes_the_files_it_had_not_finished() {
     assert_eq!(output.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     assert_eq!(temporaries(&out), 0, "no temporary is left");
+    // The run created `out`: an interrupted run leaves no directory either,
+    // as a refused one leaves none (exit runs no Drop: outdir's registry).
+    assert!(
+        !out.exists(),
+        "the output directory the run created is gone"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -103,6 +103,37 @@ enum CompletionShell {
     Fish,
 }
 
+/// clap's message for a command line it refused, with every value the user
+/// typed escaped as plansim escapes names ([`crate::names::one_line`]).
+/// clap quotes values raw, and its terminal writer passes an ESC through
+/// (or, off a terminal, strips the sequence and so quotes a value the user
+/// did not type); a newline in a value would forge a line of its own. The
+/// message is rendered again without clap's styling, so the only escape
+/// sequences in it are the user's, and [`errln!`] escapes what is left.
+fn usage_error_text() -> String {
+    let args: Vec<String> = std::env::args_os()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    let Err(err) = Cli::command()
+        .styles(clap::builder::Styles::plain())
+        .try_get_matches_from(&args)
+    else {
+        return "error: the command line could not be parsed".to_string();
+    };
+    let mut text = err.render().ansi().to_string();
+    // Longest first, so a value that holds another is escaped whole.
+    let mut values: Vec<&str> = args
+        .iter()
+        .flat_map(|arg| [arg.as_str(), arg.split_once('=').map_or("", |(_, v)| v)])
+        .filter(|value| crate::names::one_line(value) != *value)
+        .collect();
+    values.sort_by_key(|value| std::cmp::Reverse(value.len()));
+    for value in values {
+        text = text.replace(value, &crate::names::one_line(value));
+    }
+    text.trim_end().to_string()
+}
+
 pub fn main() -> ExitCode {
     // A panic (a bug) prints one paragraph and writes a crash file, then
     // exits 101 as before.
@@ -112,11 +143,12 @@ pub fn main() -> ExitCode {
     super::interrupt::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(err) if err.use_stderr() => {
+            errln!("{}", usage_error_text());
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
         Err(err) => {
             let printed = err.print();
-            if err.use_stderr() {
-                return ExitCode::from(EXIT_BAD_INPUT);
-            }
             // `--help` and `--version` go to stdout.
             note_stdout(printed.and_then(|()| std::io::Write::flush(&mut std::io::stdout())));
             return ExitCode::from(stdout_exit(EXIT_OK));

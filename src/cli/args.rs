@@ -6,7 +6,10 @@ use crate::model::policy::Policy;
 /// Parses a policy name for `--scheduler`.
 pub(super) fn parse_policy(name: &str) -> Result<Policy, String> {
     Policy::from_name(name).ok_or_else(|| {
-        format!("unknown scheduler \"{name}\" (expected one of: naive, validate, plan-aware)")
+        format!(
+            "unknown scheduler \"{}\" (expected one of: naive, validate, plan-aware)",
+            crate::names::one_line(name)
+        )
     })
 }
 
@@ -22,9 +25,12 @@ pub struct Seeds(pub Vec<u64>);
 /// half-open range `A..B` (B excluded, as in Rust) or `A..=B` (B included).
 pub(super) fn parse_seeds(text: &str) -> Result<Seeds, String> {
     let number = |s: &str| {
-        s.trim()
-            .parse::<u64>()
-            .map_err(|_| format!("\"{s}\" is not a seed (a whole number of at least 0)"))
+        s.trim().parse::<u64>().map_err(|_| {
+            format!(
+                "\"{}\" is not a seed (a whole number of at least 0)",
+                crate::names::one_line(s)
+            )
+        })
     };
     let seeds: Vec<u64> = if let Some((from, to)) = text.split_once("..") {
         let (from, to) = match to.strip_prefix('=') {

@@ -94,7 +94,8 @@ fn parse_property(name: &str) -> Result<Property, String> {
     Property::from_name(name).ok_or_else(|| {
         let names: Vec<&str> = Property::ALL.iter().map(|p| p.name()).collect();
         format!(
-            "unknown property \"{name}\" (expected one of: {})",
+            "unknown property \"{}\" (expected one of: {})",
+            crate::names::one_line(name),
             names.join(", ")
         )
     })

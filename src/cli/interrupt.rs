@@ -41,6 +41,7 @@ fn on_interrupt() {
     }
     crate::report::atomic::remove_unfinished_and_exit(
         i32::from(EXIT_INTERRUPTED),
-        "plansim: interrupted; the files it had not finished writing were removed",
+        "plansim: interrupted; the files it had not finished writing were removed, and the output directories it had created",
+        crate::report::outdir::remove_unkept_claims,
     );
 }

@@ -79,7 +79,7 @@ impl HuntSession {
                 Some(s) if s.expectations.is_empty() => {
                     return Err(format!(
                         "{}: has no expect block for --property expect to check",
-                        request.from.expect("base came from --from").display()
+                        crate::names::one_line_path(request.from.expect("base came from --from"))
                     ));
                 }
                 Some(_) => {}
@@ -102,7 +102,7 @@ impl HuntSession {
             seed: request.seed,
             properties,
             base,
-            from_label: request.from.map(|p| p.display().to_string()),
+            from_label: request.from.map(crate::names::one_line_path),
             dir,
             out_dir,
             pool,
@@ -138,8 +138,9 @@ impl HuntSession {
         let findings = self.pool.install(|| hunt.shrink_all(search));
         let files = self.checked_files(&hunt, &findings)?;
         for (path, text) in &files {
-            write_atomic(path, text.as_bytes())
-                .map_err(|err| format!("{}: cannot write: {err}", path.display()))?;
+            write_atomic(path, text.as_bytes()).map_err(|err| {
+                format!("{}: cannot write: {err}", crate::names::one_line_path(path))
+            })?;
         }
         if !files.is_empty() {
             self.out_dir
@@ -210,7 +211,7 @@ impl HuntSession {
                             "  {:<27} minimal ({} checks): {}\n",
                             "",
                             finding.checks,
-                            self.dir.join(file_name(*property)).display()
+                            crate::names::one_line_path(&self.dir.join(file_name(*property)))
                         ));
                     }
                 }

@@ -82,6 +82,7 @@ fn parse_list<'t, T: Deserialize<'t>>(
     file: &str,
     what: &str,
 ) -> Result<Vec<T>, LoadError> {
+    super::json::refuse_bom(text, file)?;
     if !text.trim_start().starts_with('[') {
         return Err(file_error(
             file,

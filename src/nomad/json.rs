@@ -19,6 +19,7 @@ use crate::scenario::error::{LoadError, Position, file_error};
 /// Parses JSON text, with Nomad-shaped errors; a key repeated in one
 /// object is refused (json_keys::parse_unique).
 pub fn parse_value(text: &str, file: &str) -> Result<Value, LoadError> {
+    refuse_bom(text, file)?;
     super::json_keys::parse_unique(text).map_err(|err| json_error(&err, file))
 }
 
@@ -28,7 +29,22 @@ pub fn parse_typed<'t, T: serde::Deserialize<'t>>(
     text: &'t str,
     file: &str,
 ) -> Result<T, LoadError> {
+    refuse_bom(text, file)?;
     serde_json::from_str(text).map_err(|err| json_error(&err, file))
+}
+
+/// A UTF-8 byte order mark first is refused by name: Go's `encoding/json`
+/// refuses it too ("invalid character 'ï' looking for beginning of
+/// value"), and "malformed JSON" would not say what to remove.
+pub(crate) fn refuse_bom(text: &str, file: &str) -> Result<(), LoadError> {
+    if text.starts_with('\u{feff}') {
+        return Err(file_error(
+            file,
+            Some(Position { line: 1, column: 1 }),
+            "expected JSON, found a UTF-8 byte order mark (EF BB BF) first, which Go's JSON decoder refuses too: save the file without it",
+        ));
+    }
+    Ok(())
 }
 
 /// A serde_json error at its line and column.
@@ -74,6 +90,33 @@ fn start(text: &str) -> Option<Position> {
     })
 }
 
+/// Refuses two keys of one struct's object that differ only in case
+/// (`"Count"` and `"count"`): Go's `encoding/json` matches a field in any
+/// case and assigns both in document order, so the last one written wins,
+/// while the parsed object keeps no order to know which that is.
+fn refuse_case_variants(
+    map: &Map<String, Value>,
+    text: &str,
+    file: &str,
+    what: &str,
+) -> Result<(), LoadError> {
+    let mut folded: BTreeMap<String, &str> = BTreeMap::new();
+    for key in map.keys() {
+        if let Some(first) = folded.insert(key.to_ascii_lowercase(), key) {
+            return Err(file_error(
+                file,
+                key_position(text, key).or(key_position(text, first)),
+                format!(
+                    "{what}: keys {} and {} differ only in case: Go's decoder reads both into one field and keeps the one written last; write the key once",
+                    crate::names::echoed_key(first),
+                    crate::names::echoed_key(key)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Reads typed fields of one JSON object, naming the field in errors.
 struct Fields<'a> {
     map: &'a Map<String, Value>,
@@ -90,12 +133,15 @@ impl<'a> Fields<'a> {
         what: String,
     ) -> Result<Self, LoadError> {
         match value {
-            Value::Object(map) => Ok(Fields {
-                map,
-                text,
-                file,
-                what,
-            }),
+            Value::Object(map) => {
+                refuse_case_variants(map, text, file, &what)?;
+                Ok(Fields {
+                    map,
+                    text,
+                    file,
+                    what,
+                })
+            }
             other => Err(file_error(
                 file,
                 start(text),
@@ -141,10 +187,18 @@ impl<'a> Fields<'a> {
     fn int(&self, key: &str) -> Result<Option<i64>, LoadError> {
         match self.get(key) {
             None => Ok(None),
-            Some(v) => v
-                .as_i64()
-                .map(Some)
-                .ok_or_else(|| self.wrong(key, "a whole number", v)),
+            Some(v) => v.as_i64().map(Some).ok_or_else(|| match v {
+                // A fraction or an exponent (`1e2`): serde_json reads it as a
+                // float, and Go's decoder refuses it for an integer field
+                // (`strconv.ParseInt` of the literal), whole or not.
+                Value::Number(n) if n.is_f64() => self.wrong(
+                    key,
+                    "a whole number written in digits only (Go's decoder refuses a fraction or an exponent such as 1e2 here)",
+                    v,
+                ),
+                Value::Number(_) => self.wrong(key, "a whole number of at most 9223372036854775807", v),
+                _ => self.wrong(key, "a whole number", v),
+            }),
         }
     }
 
@@ -616,7 +670,10 @@ pub fn volume_from_value(inner: &Value, text: &str, file: &str) -> Result<NomadV
             ),
         ));
     }
+    let mut ignored = Vec::new();
+    super::volume::unknown_json_keys(map, &|key| key_position(text, key), &mut ignored);
     let mut volume = NomadVolume {
+        ignored,
         id: text_of("id").unwrap_or_default(),
         at: start(text),
         volume_type: text_of("type").unwrap_or_else(|| "csi".into()),

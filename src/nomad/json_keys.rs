@@ -72,7 +72,12 @@ impl<'de> Visitor<'de> for UniqueVisitor {
         while let Some(key) = access.next_key::<String>()? {
             if map.contains_key(&key) {
                 return Err(de::Error::custom(format!(
-                    "duplicate key \"{key}\": expected each key once in an object"
+                    "duplicate key {}: expected each key once in an object",
+                    if crate::names::is_field_name(&key) {
+                        crate::names::echoed_key(&key)
+                    } else {
+                        format!("({})", crate::names::echoed_key(&key))
+                    }
                 )));
             }
             let Unique(value) = access.next_value()?;
@@ -406,9 +411,17 @@ fn walk(value: &Value, schema: &Schema, path: &str, unknown: &mut Unknown) {
                 k == format!("{key}s") || key == format!("{k}s") || k == key.replace('_', "")
             })
             .map_or(String::new(), |k| format!("; did you mean {k}?"));
+        // A key is repeated only if it has a name's shape: a JSON job
+        // holding a line of some other file (a connection string with its
+        // password) never has it echoed.
+        let named = if crate::names::is_field_name(key) {
+            format!("{path}.{key}")
+        } else {
+            format!("{path}: {}", crate::names::echoed_key(key))
+        };
         unknown.ignored.push((
             format!(
-                "{path}.{key} (not a field of Nomad's {}: Nomad ignores it{hint})",
+                "{named} (not a field of Nomad's {}: Nomad ignores it{hint})",
                 schema.name
             ),
             (unknown.position)(key),
@@ -428,6 +441,7 @@ fn walk(value: &Value, schema: &Schema, path: &str, unknown: &mut Unknown) {
             }
             (Child::Map(s), Value::Object(entries)) => {
                 for (name, item) in entries {
+                    let name = crate::names::one_line(name);
                     walk(item, s, &format!("{path}[{name}]"), unknown);
                 }
             }

@@ -91,7 +91,10 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
                 "type" => volume.volume_type = hcl.string(attr)?,
                 "plugin_id" => volume.plugin_id = hcl.string(attr)?,
                 // Capacity, names, snapshots: nothing that decides placement.
-                _ => {}
+                key if QUIET_SPEC_KEYS.contains(&key) => {}
+                key => volume
+                    .ignored
+                    .push((not_a_spec_field(key), hcl.position(attr.span()))),
             },
             Structure::Block(block) => match block.ident.as_str() {
                 "capability" => {
@@ -101,14 +104,22 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
                         match attr.key.as_str() {
                             "access_mode" => access = hcl.string(attr)?,
                             "attachment_mode" => attachment = hcl.string(attr)?,
-                            _ => {}
+                            key => return Err(invalid_key(&hcl, attr.span(), "capability", key)),
                         }
                     }
                     volume.capabilities.push((access, attachment));
                 }
                 "topology_request" => {
+                    if let Some(attr) = block.body.attributes().next() {
+                        let key = attr.key.as_str();
+                        return Err(invalid_key(&hcl, attr.span(), "topology_request", key));
+                    }
                     for inner in block.body.blocks() {
-                        let wanted = inner.ident.as_str() == "required";
+                        let ident = inner.ident.as_str();
+                        if !matches!(ident, "required" | "preferred") {
+                            return Err(invalid_key(&hcl, inner.span(), "topology_request", ident));
+                        }
+                        let wanted = ident == "required";
                         if !wanted {
                             // Preferred topologies rank nodes: placement.
                             volume.ignored.push((
@@ -127,7 +138,18 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
                         }
                     }
                 }
-                _ => {}
+                "mount_options" => {
+                    for attr in block.body.attributes() {
+                        let key = attr.key.as_str();
+                        if !matches!(key, "fs_type" | "mount_flags") {
+                            return Err(invalid_key(&hcl, attr.span(), "mount_options", key));
+                        }
+                    }
+                }
+                ident if QUIET_SPEC_KEYS.contains(&ident) => {}
+                ident => volume
+                    .ignored
+                    .push((not_a_spec_field(ident), hcl.position(block.span()))),
             },
         }
     }
@@ -144,6 +166,120 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
     }
     Ok(volume)
 }
+
+/// The spec's keys (`api.CSIVolume`'s `hcl` tags, as
+/// `command/volume_register_csi.go:csiDecodeVolume` decodes them at
+/// v2.0.5) that cannot change placement, skipped without a word.
+const QUIET_SPEC_KEYS: &[&str] = &[
+    "name",
+    "namespace",
+    "external_id",
+    "capacity_min",
+    "capacity_max",
+    "clone_id",
+    "snapshot_id",
+    "secrets",
+    "parameters",
+    "context",
+];
+
+/// A key Nomad's decoder has no field for: its top level is decoded by
+/// `mapstructure.WeakDecode`, which drops unknown keys, so Nomad ignores
+/// it; plansim says so (a misspelt `topology_reqest` loses a constraint).
+fn not_a_spec_field(key: &str) -> String {
+    let key = if crate::names::is_field_name(key) {
+        key.to_string()
+    } else {
+        crate::names::echoed_key(key)
+    };
+    format!("{key} (not a field of Nomad's volume spec: Nomad ignores it)")
+}
+
+/// Nomad's refusal of a key inside `capability`, `mount_options` or
+/// `topology_request` (`helper.CheckHCLKeys`: "invalid key: X").
+fn invalid_key(
+    hcl: &HclFile,
+    span: Option<std::ops::Range<usize>>,
+    block: &str,
+    key: &str,
+) -> LoadError {
+    let expected = match block {
+        "capability" => "access_mode and attachment_mode",
+        "mount_options" => "fs_type and mount_flags",
+        _ => "required and preferred",
+    };
+    hcl.error(
+        span,
+        format!(
+            "{block}: invalid key: {}: expected only {expected}, as Nomad's volume register checks",
+            crate::names::echoed_key(key)
+        ),
+    )
+}
+
+/// The keys of `api.CSIVolume` (its JSON names, v2.0.5 `api/csi.go`) and
+/// of the spec (`capability`, `topology_request`, ...), folded as
+/// [`crate::nomad::json::volume_from_value`] folds them: lower case, no `_`.
+const VOLUME_JSON_KEYS: &[&str] = &[
+    "id",
+    "name",
+    "externalid",
+    "namespace",
+    "requestedtopologies",
+    "topologies",
+    "accessmode",
+    "attachmentmode",
+    "mountoptions",
+    "secrets",
+    "parameters",
+    "context",
+    "capacity",
+    "requestedcapacitymin",
+    "requestedcapacitymax",
+    "requestedcapabilities",
+    "cloneid",
+    "snapshotid",
+    "readallocs",
+    "writeallocs",
+    "allocations",
+    "schedulable",
+    "pluginid",
+    "provider",
+    "providerversion",
+    "controllerrequired",
+    "controllershealthy",
+    "controllersexpected",
+    "nodeshealthy",
+    "nodesexpected",
+    "resourceexhausted",
+    "createindex",
+    "modifyindex",
+    "createtime",
+    "modifytime",
+    "type",
+    "capability",
+    "topologyrequest",
+    "capacitymin",
+    "capacitymax",
+];
+
+/// Warns about every key of a JSON volume that no field takes (Go's
+/// decoder drops it), at the line `position` finds.
+pub(super) fn unknown_json_keys(
+    map: &serde_json::Map<String, serde_json::Value>,
+    position: &dyn Fn(&str) -> Option<Position>,
+    ignored: &mut super::job::Ignored,
+) {
+    let unknown = map.keys().filter(|key| {
+        !VOLUME_JSON_KEYS.contains(&key.to_ascii_lowercase().replace('_', "").as_str())
+    });
+    for key in unknown.take(MAX_UNKNOWN_VOLUME_KEYS) {
+        ignored.push((not_a_spec_field(key), position(key)));
+    }
+}
+
+/// Unknown keys of one JSON volume named, at most.
+const MAX_UNKNOWN_VOLUME_KEYS: usize = 20;
 
 fn blocks<'b>(block: &'b Block, ident: &'b str) -> impl Iterator<Item = &'b Block> + 'b {
     block

@@ -38,15 +38,18 @@ fn unfinished() -> std::sync::MutexGuard<'static, BTreeMap<u64, PathBuf>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Removes every temporary still open, prints `message` and exits with
-/// `code`. The registry stays locked until the process is gone, so no
+/// Removes every temporary still open, runs `then` (the output directories
+/// the command created: `outdir::remove_unkept_claims`), prints `message`
+/// and exits with `code`. The registry stays locked until the process is gone, so no
 /// thread can create a temporary after the sweep (a temporary is created
 /// under the same lock).
-pub fn remove_unfinished_and_exit(code: i32, message: &str) -> ! {
+pub fn remove_unfinished_and_exit(code: i32, message: &str, then: fn()) -> ! {
     let live = unfinished();
     for temp in live.values() {
         let _ = fs::remove_file(temp);
     }
+    // Still under the lock: what `then` removes cannot gain a temporary.
+    then();
     let _ = writeln!(io::stderr(), "{message}");
     std::process::exit(code);
 }

@@ -95,10 +95,16 @@ pub fn read(path: &Path) -> Result<Option<Contents>, String> {
     let bytes = match read_limited(path, MAX_JOURNAL_BYTES, "MAX_JOURNAL_BYTES") {
         Ok(bytes) => bytes,
         Err(ReadError::NotFound) => return Ok(None),
-        Err(err) => return Err(format!("{}: {}", path.display(), err.message())),
+        Err(err) => {
+            return Err(format!(
+                "{}: {}",
+                crate::names::one_line_path(path),
+                err.message()
+            ));
+        }
     };
     let text = String::from_utf8_lossy(&bytes);
-    let label = path.display();
+    let label = crate::names::one_line_path(path);
     let mut lines = text.split_inclusive('\n');
     let header = lines
         .next()
@@ -150,10 +156,15 @@ impl Writer {
             .create_new(true)
             .append(true)
             .open(path)
-            .map_err(|err| format!("{}: cannot create: {err}", path.display()))?;
+            .map_err(|err| {
+                format!(
+                    "{}: cannot create: {err}",
+                    crate::names::one_line_path(path)
+                )
+            })?;
         file.write_all(header.line().as_bytes())
             .and_then(|()| file.sync_all())
-            .map_err(|err| format!("{}: cannot write: {err}", path.display()))?;
+            .map_err(|err| format!("{}: cannot write: {err}", crate::names::one_line_path(path)))?;
         Ok(Writer { file })
     }
 
@@ -162,9 +173,13 @@ impl Writer {
         let file = OpenOptions::new()
             .append(true)
             .open(path)
-            .map_err(|err| format!("{}: cannot open: {err}", path.display()))?;
-        file.set_len(intact_len)
-            .map_err(|err| format!("{}: cannot truncate: {err}", path.display()))?;
+            .map_err(|err| format!("{}: cannot open: {err}", crate::names::one_line_path(path)))?;
+        file.set_len(intact_len).map_err(|err| {
+            format!(
+                "{}: cannot truncate: {err}",
+                crate::names::one_line_path(path)
+            )
+        })?;
         Ok(Writer { file })
     }
 

@@ -30,6 +30,7 @@
 //!   [`OutDir::keep`] (the command failed) removes what it wrote into a
 //!   directory it created or found empty, and the directories it created.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -101,7 +102,8 @@ pub struct OutDir {
     created: Option<PathBuf>,
     /// Created, or found empty: everything in it is this command's.
     fresh: bool,
-    kept: bool,
+    /// Its number in [`FRESH_CLAIMS`], where a fresh claim stays until kept.
+    id: u64,
     lock: Option<File>,
 }
 
@@ -113,33 +115,63 @@ impl OutDir {
     /// The command succeeded (or wrote what must be kept, as a sweep's
     /// journal): what it wrote stays when the claim is released.
     pub fn keep(&mut self) {
-        self.kept = true;
+        fresh_claims().remove(&self.id);
     }
 }
 
 impl Drop for OutDir {
     fn drop(&mut self) {
-        if !self.kept && self.fresh {
-            // Everything here is this command's: a refused run leaves nothing.
-            if let Ok(read) = std::fs::read_dir(&self.dir) {
-                for entry in read.filter_map(Result::ok) {
-                    let path = entry.path();
-                    let _ = match entry.file_type() {
-                        Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&path),
-                        _ => std::fs::remove_file(&path),
-                    };
-                }
-            }
-            if let Some(top) = &self.created {
-                // Only empty directories go: from DIR up to the first one created.
-                for dir in self.dir.ancestors() {
-                    if std::fs::remove_dir(dir).is_err() || dir == top.as_path() {
-                        break;
-                    }
-                }
-            }
+        let unkept = fresh_claims().remove(&self.id);
+        if let Some((dir, created)) = unkept {
+            remove_written(&dir, created.as_deref());
         }
         drop(self.lock.take());
+    }
+}
+
+/// The claims that are fresh (created, or found empty) and not yet kept,
+/// by their number: what an interrupted command removes, since `exit`
+/// runs no `Drop` ([`remove_unkept_claims`]).
+static FRESH_CLAIMS: std::sync::Mutex<BTreeMap<u64, (PathBuf, Option<PathBuf>)>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+static NEXT_CLAIM: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn fresh_claims() -> std::sync::MutexGuard<'static, BTreeMap<u64, (PathBuf, Option<PathBuf>)>> {
+    FRESH_CLAIMS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Removes what every fresh claim not kept holds, and the directories the
+/// claims created, as their `Drop` would: an interrupted `run -o NEW`
+/// leaves no `NEW`. Called by the interrupt handler (`cli::interrupt`)
+/// while no temporary can be created.
+pub fn remove_unkept_claims() {
+    for (dir, created) in fresh_claims().values() {
+        remove_written(dir, created.as_deref());
+    }
+}
+
+/// Everything in `dir` (all of it this command's: a refused run leaves
+/// nothing), then the empty directories from `dir` up to `created`, the
+/// topmost one the claim made.
+fn remove_written(dir: &Path, created: Option<&Path>) {
+    if let Ok(read) = std::fs::read_dir(dir) {
+        for entry in read.filter_map(Result::ok) {
+            let path = entry.path();
+            let _ = match entry.file_type() {
+                Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&path),
+                _ => std::fs::remove_file(&path),
+            };
+        }
+    }
+    if let Some(top) = created {
+        for ancestor in dir.ancestors() {
+            if std::fs::remove_dir(ancestor).is_err() || ancestor == top {
+                break;
+            }
+        }
     }
 }
 
@@ -177,7 +209,7 @@ pub fn claim(dir: &Path, kind: Kind, force: bool) -> Result<OutDir, String> {
         dir: dir.to_path_buf(),
         fresh: created.is_some(),
         created,
-        kept: false,
+        id: NEXT_CLAIM.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         lock: None,
     };
     claim.lock = Some(lock(dir)?);
@@ -222,6 +254,9 @@ pub fn claim(dir: &Path, kind: Kind, force: bool) -> Result<OutDir, String> {
         let _ = std::fs::remove_file(dir.join(LOCK_FILE));
     }
     remove_stray_temps(dir, 3);
+    if claim.fresh {
+        fresh_claims().insert(claim.id, (claim.dir.clone(), claim.created.clone()));
+    }
     Ok(claim)
 }
 

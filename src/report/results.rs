@@ -53,7 +53,7 @@ pub fn resolve_path(path: &Path) -> PathBuf {
 /// Reads and checks a results file. Errors name the file and what is wrong.
 pub fn read(path: &Path) -> Result<ResultsTable, String> {
     let file = resolve_path(path);
-    let label = file.display().to_string();
+    let label = crate::names::one_line_path(&file);
     let bytes =
         crate::fsio::read_limited(&file, crate::fsio::MAX_RESULTS_BYTES, "MAX_RESULTS_BYTES")
             .map_err(|err| format!("{label}: {}", err.message()))?;

@@ -33,8 +33,8 @@ pub fn is_trace_file_name(name: &str) -> bool {
 /// Removes the trace files in `dir` that this run did not write; returns
 /// their names. Only names [`is_trace_file_name`] recognises are touched.
 pub fn remove_stale(dir: &Path, written: &BTreeSet<String>) -> Result<Vec<String>, String> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|err| format!("{}: cannot read: {err}", dir.display()))?;
+    let entries = std::fs::read_dir(dir)
+        .map_err(|err| format!("{}: cannot read: {err}", crate::names::one_line_path(dir)))?;
     let mut stale: Vec<String> = entries
         .filter_map(Result::ok)
         .filter(|entry| entry.file_type().is_ok_and(|t| t.is_file()))
@@ -44,8 +44,12 @@ pub fn remove_stale(dir: &Path, written: &BTreeSet<String>) -> Result<Vec<String
     stale.sort();
     for name in &stale {
         let path = dir.join(name);
-        std::fs::remove_file(&path)
-            .map_err(|err| format!("{}: cannot remove a stale trace: {err}", path.display()))?;
+        std::fs::remove_file(&path).map_err(|err| {
+            format!(
+                "{}: cannot remove a stale trace: {err}",
+                crate::names::one_line_path(&path)
+            )
+        })?;
     }
     Ok(stale)
 }

@@ -100,6 +100,14 @@ fn clean_yaml_message(message: &str, uses_aliases: bool) -> String {
             "expected a number (e.g. 3 or 0.5) or a comparison in quotes (e.g. \">= 3\", \"< 0.5\"), found a list, mapping or boolean".to_string(),
         ),
         (
+            "data did not match any variant of untagged enum RawNodeDown",
+            "expected a node id (node_down: client-1) or the node of an allocation (node_down: {node_of: \"web.app[0]\"})".to_string(),
+        ),
+        (
+            "data did not match any variant of untagged enum RawNodeDrain",
+            "expected a node id (node_drain: client-1, a forced drain) or a drain spec (node_drain: {node: client-1, deadline: 10m, ignore_system_jobs: false})".to_string(),
+        ),
+        (
             "recursive references require weak recursion types",
             "an alias (*name) is used inside the anchor (&name) it refers to, which would make the value contain itself: copy the value instead, or anchor a smaller part".to_string(),
         ),
@@ -114,6 +122,10 @@ fn clean_yaml_message(message: &str, uses_aliases: bool) -> String {
     ];
     if let Some((_, better)) = prefixed.iter().find(|(from, _)| message.starts_with(from)) {
         message.clone_from(better);
+    } else if message.starts_with("data did not match any variant of untagged enum") {
+        // A field with several forms the list above does not name yet: never
+        // show the user a Rust type name.
+        message = "this value has none of the forms the field takes: see the field's row in docs/scenario-format.md".to_string();
     }
     if let Some(found) = message
         .strip_prefix("non-finite float ")

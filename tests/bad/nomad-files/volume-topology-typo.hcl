@@ -1,0 +1,14 @@
+id        = "data"
+type      = "csi"
+plugin_id = "hostpath-plugin0"
+
+capability {
+  access_mode     = "single-node-writer"
+  attachment_mode = "file-system"
+}
+
+topology_request {
+  require {
+    topology { segments = { rack = "r1" } }
+  }
+}
