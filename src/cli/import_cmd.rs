@@ -189,6 +189,15 @@ fn list_export(dir: &Path, limits: ImportLimits) -> Result<ExportDir, String> {
     })
 }
 
+impl ExportDir {
+    /// What is left of IMPORT_MAX_TOTAL_BYTES.
+    fn bytes_left(&self) -> u64 {
+        self.limits
+            .total_bytes
+            .saturating_sub(self.read_so_far.get())
+    }
+}
+
 impl ExportSource for ExportDir {
     fn listed(&self) -> Vec<String> {
         self.listed.iter().cloned().collect()
@@ -199,10 +208,7 @@ impl ExportSource for ExportDir {
         if !self.listed.contains(path) {
             return Ok(None);
         }
-        let left = self
-            .limits
-            .total_bytes
-            .saturating_sub(self.read_so_far.get());
+        let left = self.bytes_left();
         let (limit, limit_name) = if left < MAX_FILE_BYTES as u64 {
             (left, "IMPORT_MAX_TOTAL_BYTES")
         } else {
@@ -231,10 +237,7 @@ impl ExportSource for ExportDir {
         if !self.listed.contains(path) {
             return Ok(None);
         }
-        let left = self
-            .limits
-            .total_bytes
-            .saturating_sub(self.read_so_far.get());
+        let left = self.bytes_left();
         match open_limited(&self.dir.join(path), left, "IMPORT_MAX_TOTAL_BYTES") {
             Ok(file) => Ok(Some(Box::new(Counted {
                 file,
