@@ -856,3 +856,31 @@ fn a_misspelt_volume_spec_key_is_named_and_strict_refuses_it() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn an_hcl1_volume_spec_with_one_line_segments_keeps_its_topology() {
+    // Nomad reads volume specs with HCL1, where a one-line block separates
+    // its attributes with commas (Nomad's own example); the topology must
+    // constrain placement (from 1.3.0: `validate` runs 2.0.5), not be
+    // dropped.
+    let dir = common::temp_dir("nomad-volume-hcl1-segments");
+    std::fs::write(
+        dir.join("v.hcl"),
+        "id = \"data\"\nplugin_id = \"p\"\ncapability {\n  access_mode = \"single-node-writer\"\n  attachment_mode = \"file-system\"\n}\ntopology_request {\n  required {\n    topology { segments { rack = \"R2\", zone = \"us-east-1a\" } }\n  }\n}\n",
+    )
+    .unwrap();
+    for (rack, placed) in [("R2", 1), ("R1", 0)] {
+        let scenario = dir.join(format!("{rack}.yaml"));
+        std::fs::write(
+            &scenario,
+            format!(
+                "nodes: [{{id: c-0, csi_plugins: [{{id: p}}], topology: {{rack: {rack}, zone: us-east-1a}}}}]\nplugins: [{{id: p, enforces_access_mode: true}}]\nvolumes:\n  - file: v.hcl\njobs:\n  - id: a\n    groups: [{{name: g, count: 1, volumes: {{d: {{type: csi, source: data, access_mode: single-node-writer, attachment_mode: file-system}}}}, tasks: [{{name: t}}]}}]\nexpect:\n  validate: {{placed: {placed}}}\n"
+            ),
+        )
+        .unwrap();
+        let output = common::plansim(&["run", "--quiet", common::arg(&scenario)]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "rack {rack}: {stderr}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

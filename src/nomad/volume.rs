@@ -58,9 +58,48 @@ fn unquote_keys(text: &str) -> (String, Vec<String>) {
     (out, keys)
 }
 
+/// HCL1 separates a one-line block's attributes with commas
+/// (`segments { rack = "R2", zone = "us-east-1a" }`, as Nomad's own
+/// volume spec example writes it); HCL2 has no such block, but the same
+/// text with `=` before the brace is an HCL2 object. The space before the
+/// brace becomes the `=`, so every position in the file stays right.
+fn one_line_objects(text: &str) -> String {
+    static BLOCK: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?m)\b([A-Za-z_][A-Za-z0-9_-]*)[ \t]\{([^{}\n]*,[^{}\n]*)\}")
+            .expect("a valid pattern")
+    });
+    BLOCK.replace_all(text, "$1={$2}").into_owned()
+}
+
+/// A `segments = { ... }` object: its keys and string values.
+fn segments_object(
+    hcl: &HclFile,
+    attr: &hcl::edit::structure::Attribute,
+) -> Result<BTreeMap<String, String>, LoadError> {
+    let hcl::Value::Object(map) = hcl.eval(&attr.value)? else {
+        return Err(hcl.error(
+            attr.span(),
+            "segments: expected an object of topology segments ({ rack = \"R2\" })".to_string(),
+        ));
+    };
+    map.into_iter()
+        .map(|(key, value)| match value {
+            hcl::Value::String(text) => Ok((key, text)),
+            _ => Err(hcl.error(
+                attr.span(),
+                format!(
+                    "segments: {}: expected a string",
+                    crate::names::echoed_key(&key)
+                ),
+            )),
+        })
+        .collect()
+}
+
 /// Parses an HCL volume spec.
 pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError> {
     let (text, keys) = unquote_keys(text);
+    let text = one_line_objects(&text);
     let real_key = |key: &str| -> String {
         key.strip_prefix('q')
             .and_then(|n| n.parse::<usize>().ok())
@@ -134,6 +173,14 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
                                 volume.topologies.push(
                                     map.into_iter().map(|(k, v)| (real_key(&k), v)).collect(),
                                 );
+                            }
+                            // `segments = { rack = "R2", zone = "a" }`, and
+                            // HCL1's one-line block with commas, rewritten so.
+                            for attr in topology.body.attributes() {
+                                if attr.key.as_str() != "segments" {
+                                    continue;
+                                }
+                                volume.topologies.push(segments_object(&hcl, attr)?);
                             }
                         }
                     }
