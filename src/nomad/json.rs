@@ -646,7 +646,7 @@ pub fn volume_from_value(inner: &Value, text: &str, file: &str) -> Result<NomadV
         ));
     };
     // The API writes CamelCase, the spec snake_case: compare keys folded.
-    let fold = |k: &str| k.to_ascii_lowercase().replace('_', "");
+    let fold = super::volume::fold_key;
     let folded: BTreeMap<String, &Value> = map.iter().map(|(k, v)| (fold(k), v)).collect();
     let get = |key: &str| folded.get(&fold(key)).copied().filter(|v| !v.is_null());
     let text_of = |key: &str| get(key).and_then(Value::as_str).map(str::to_string);

@@ -265,8 +265,8 @@ fn invalid_key(
 }
 
 /// The keys of `api.CSIVolume` (its JSON names, v2.0.5 `api/csi.go`) and
-/// of the spec (`capability`, `topology_request`, ...), folded as
-/// [`crate::nomad::json::volume_from_value`] folds them: lower case, no `_`.
+/// of the spec (`capability`, `topology_request`, ...), folded by
+/// [`fold_key`].
 const VOLUME_JSON_KEYS: &[&str] = &[
     "id",
     "name",
@@ -310,6 +310,12 @@ const VOLUME_JSON_KEYS: &[&str] = &[
     "capacitymax",
 ];
 
+/// A JSON volume's key as both its shapes share it: the API writes
+/// CamelCase (`PluginID`), the spec snake_case (`plugin_id`).
+pub(super) fn fold_key(key: &str) -> String {
+    key.to_ascii_lowercase().replace('_', "")
+}
+
 /// Warns about every key of a JSON volume that no field takes (Go's
 /// decoder drops it), at the line `position` finds.
 pub(super) fn unknown_json_keys(
@@ -317,9 +323,9 @@ pub(super) fn unknown_json_keys(
     position: &dyn Fn(&str) -> Option<Position>,
     ignored: &mut super::job::Ignored,
 ) {
-    let unknown = map.keys().filter(|key| {
-        !VOLUME_JSON_KEYS.contains(&key.to_ascii_lowercase().replace('_', "").as_str())
-    });
+    let unknown = map
+        .keys()
+        .filter(|key| !VOLUME_JSON_KEYS.contains(&fold_key(key).as_str()));
     for key in unknown.take(MAX_UNKNOWN_VOLUME_KEYS) {
         ignored.push((not_a_spec_field(key), position(key)));
     }

@@ -100,9 +100,8 @@ pub struct OutDir {
     dir: PathBuf,
     /// The topmost directory the claim created, if it created `dir`.
     created: Option<PathBuf>,
-    /// Created, or found empty: everything in it is this command's.
-    fresh: bool,
-    /// Its number in [`FRESH_CLAIMS`], where a fresh claim stays until kept.
+    /// Its number in [`FRESH_CLAIMS`], where a fresh claim (created, or
+    /// found empty: everything in it is this command's) stays until kept.
     id: u64,
     lock: Option<File>,
 }
@@ -116,6 +115,14 @@ impl OutDir {
     /// journal): what it wrote stays when the claim is released.
     pub fn keep(&mut self) {
         fresh_claims().remove(&self.id);
+    }
+
+    /// Everything in the directory is this command's: it goes again unless
+    /// the claim is kept, whether the claim is dropped or the process is
+    /// interrupted. Registered as soon as that is known, so a claim refused
+    /// later on (its marker cannot be written) still removes what it made.
+    fn mark_fresh(&self) {
+        fresh_claims().insert(self.id, (self.dir.clone(), self.created.clone()));
     }
 }
 
@@ -207,11 +214,13 @@ pub fn claim(dir: &Path, kind: Kind, force: bool) -> Result<OutDir, String> {
     };
     let mut claim = OutDir {
         dir: dir.to_path_buf(),
-        fresh: created.is_some(),
         created,
         id: NEXT_CLAIM.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         lock: None,
     };
+    if claim.created.is_some() {
+        claim.mark_fresh();
+    }
     claim.lock = Some(lock(dir)?);
     let theirs: Vec<String> = entries(dir)?
         .into_iter()
@@ -227,7 +236,7 @@ pub fn claim(dir: &Path, kind: Kind, force: bool) -> Result<OutDir, String> {
         }
         Some(_) => false,
         None if theirs.is_empty() => {
-            claim.fresh = true;
+            claim.mark_fresh();
             true
         }
         None => match kind.earlier_output(dir) {
@@ -254,9 +263,6 @@ pub fn claim(dir: &Path, kind: Kind, force: bool) -> Result<OutDir, String> {
         let _ = std::fs::remove_file(dir.join(LOCK_FILE));
     }
     remove_stray_temps(dir, 3);
-    if claim.fresh {
-        fresh_claims().insert(claim.id, (claim.dir.clone(), claim.created.clone()));
-    }
     Ok(claim)
 }
 
