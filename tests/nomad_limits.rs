@@ -167,3 +167,42 @@ fn json_keys_match_in_any_case_and_unknown_keys_are_warned() {
     assert_eq!(strict.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&strict.stderr).contains("Constraint"));
 }
+
+/// Nested `dynamic` blocks multiply, and an outer iterator's value is
+/// copied into every inner copy: 120 x 120 blocks, each holding a copy of a
+/// 120-element list, is 1.7 million expression nodes from a 1 KiB file (at
+/// 300 x 300, 27 million: over 1 GiB before this bound). It is refused
+/// before anything is built, naming the limit; the same shape at 10 x 10
+/// loads.
+#[test]
+fn nested_dynamic_blocks_are_bounded_by_what_they_build() {
+    let dir = common::temp_dir("hcl-nested-dynamic");
+    let job = |n: u32| {
+        let items: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+        let items = items.join(",");
+        format!(
+            "locals {{\n  rows = [for i in split(\",\", \"{items}\") : split(\",\", \"{items}\")]\n}}\njob \"j\" {{\n  datacenters = [\"dc1\"]\n  group \"g\" {{\n    dynamic \"meta_outer\" {{\n      for_each = local.rows\n      iterator = row\n      content {{\n        dynamic \"meta_inner\" {{\n          for_each = row.value\n          content {{\n            all = row.value\n          }}\n        }}\n      }}\n    }}\n    {}\n  }}\n}}\n",
+            TASK.replace("CONFIG", "")
+        )
+    };
+    let scenario = dir.as_ref().join("scenario.yaml");
+    std::fs::write(
+        &scenario,
+        "nodes:\n  - id: client-0\njobs:\n  - file: job.nomad.hcl\n",
+    )
+    .unwrap();
+    std::fs::write(dir.as_ref().join("job.nomad.hcl"), job(120)).unwrap();
+    let (result, took) = timed(|| load_file(&scenario));
+    let err = result.expect_err("1.7 million nodes").to_string();
+    assert!(err.contains("HCL_MAX_DYNAMIC_NODES"), "{err}");
+    assert!(err.contains("job.nomad.hcl:"), "{err}");
+    assert!(took.as_secs() < 5, "{took:?}");
+
+    std::fs::write(dir.as_ref().join("job.nomad.hcl"), job(10)).unwrap();
+    let err = load_file(&scenario).err().map(|e| e.to_string());
+    assert!(
+        err.as_ref()
+            .is_none_or(|e| !e.contains("HCL_MAX_DYNAMIC_NODES")),
+        "{err:?}"
+    );
+}

@@ -25,6 +25,7 @@ pub mod mutate;
 pub mod property;
 mod release;
 pub mod report;
+mod retarget;
 mod rng;
 pub mod shrink;
 

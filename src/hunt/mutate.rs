@@ -117,7 +117,15 @@ pub fn apply(base: &Scenario, mutations: &[Mutation]) -> Scenario {
                     s.events[event].at = before;
                 }
             }
-            Mutation::SubmitAt { job, at } if job < s.jobs.len() && at <= s.horizon => {
+            // A job with allocations at time 0 is submitted at 0.
+            Mutation::SubmitAt { job, at }
+                if job < s.jobs.len()
+                    && at <= s.horizon
+                    && !s
+                        .initial_allocations
+                        .iter()
+                        .any(|a| a.group.job.index() == job) =>
+            {
                 let before = std::mem::replace(&mut s.jobs[job].submit_at, at);
                 if !s.events_follow_submissions() {
                     s.jobs[job].submit_at = before;
@@ -130,6 +138,8 @@ pub fn apply(base: &Scenario, mutations: &[Mutation]) -> Scenario {
             _ => {}
         }
     }
+    // A moved update_job can change which version is which.
+    super::retarget::refresh_derived(&mut s);
     s
 }
 

@@ -14,7 +14,7 @@ use crate::model::policy::Policy;
 use crate::model::release::Release;
 use crate::model::scenario::{Scenario, VolumeSource};
 use crate::model::time::Millis;
-use crate::sim::trace::{TraceKind, TraceRecord};
+use crate::sim::trace::{CONTROLLER_PUBLISH_ERROR, TraceKind, TraceRecord};
 use crate::sim::{RunOptions, simulate};
 
 /// A property every scenario should have.
@@ -56,10 +56,10 @@ impl Property {
                 "plan-aware never publishes a volume in violation of its access mode"
             }
             Property::PlanAwareNeverRefused => {
-                "no claim is refused, by the server or an enforcing plugin, for an allocation plan-aware placed"
+                "no claim is refused, by the server or an enforcing plugin, for an allocation plan-aware placed (a publish that the storage provider fails, or that finds no healthy controller after the placement, is not the scheduler's to prevent)"
             }
             Property::NoLostClaims => {
-                "under every policy, each claim is freed once its allocation is terminal and its pinned release has had time to free it before the horizon: the client's unpublish (node + controller detach + claim free), or for a down node's claim the claim GC (2.0.5) or the node GC then the claim GC (1.2.6)"
+                "under every policy, each claim is freed once its allocation is terminal (a stopped one's tasks killed) and its pinned release has had time to free it before the horizon: the client's unpublish (node + controller detach + claim free), or for a down node's claim the claim GC (2.0.5) or the node GC then the claim GC (1.2.6); a claim waiting for a node plugin or a controller to come back is not lost"
             }
             Property::PlanAwareNotSlower => {
                 "when naive reaches full placement without a violation (nor an attach beyond max_volumes), plan-aware reaches it too, no later than the hand-offs of volumes it waited for explain (per claim freed: the time its release took, the client's unpublish or a down node's claim GC, then three evaluations, the pull and the publishes), unless validate, the same Nomad release without the fix, is as slow"
@@ -167,13 +167,19 @@ pub fn check(property: Property, runs: &mut Runs) -> Option<Failure> {
             })
         }
         Property::PlanAwareNeverRefused => {
-            let m = runs.metrics(Policy::PlanAware);
-            (m.claim_failures > 0).then(|| {
-                Failure::new(
-                    property,
-                    format!("plan-aware: {} claim(s) refused", m.claim_failures),
-                )
-            })
+            // Refusals by the server or an enforcing plugin: claim_rejected
+            // rows. Not the storage provider's failed publishes
+            // (publish_failure rows, counted in claim_failures too) nor a
+            // ControllerPublish that found the controller gone since the
+            // placement (feasibility saw a schedulable volume then).
+            let refused = runs
+                .trace(Policy::PlanAware)
+                .iter()
+                .filter(|r| r.kind == TraceKind::ClaimRejected)
+                .filter(|r| !r.detail.starts_with(CONTROLLER_PUBLISH_ERROR))
+                .count();
+            (refused > 0)
+                .then(|| Failure::new(property, format!("plan-aware: {refused} claim(s) refused")))
         }
         Property::NoLostClaims => Policy::ALL.into_iter().find_map(|policy| {
             let scenario = runs.scenario;
@@ -310,9 +316,13 @@ fn not_slower(runs: &mut Runs) -> Option<Failure> {
     // rejected that naive accepted) shows as well comes from what changed
     // between the releases (class early return, topology, exact server
     // checks and the client's claim retry, claim GC), not from the fix.
-    let rejected_by_naive = runs.metrics(Policy::Naive).rejected_jobs;
+    // Validate's registration check (#12337) may reject a job plan-aware
+    // takes: then it is not "as slow", it placed less. A rejection both
+    // make (a nonexistent node pool, at 2.0.5 and 2.0.5 plus the fix) is
+    // the release's, as naive (1.2.6) accepting it is.
+    let rejected_by_plan_aware = runs.metrics(Policy::PlanAware).rejected_jobs;
     let validate = runs.metrics(Policy::Validate);
-    let same_release_as_slow = validate.rejected_jobs == rejected_by_naive
+    let same_release_as_slow = validate.rejected_jobs == rejected_by_plan_aware
         && validate.violations == 0
         && validate
             .first_full
@@ -410,6 +420,19 @@ impl LostClaim {
     }
 }
 
+/// The longest any version of `group` takes to kill its tasks on a stop
+/// under `release` (`GroupSpec::stop_time`).
+fn slowest_stop(scenario: &Scenario, release: &Release, group: GroupRef) -> Millis {
+    let job = &scenario.jobs[group.job.index()];
+    (0..=job.versions.len() as u32)
+        .map(|v| {
+            job.groups_of(v)[group.group_index()]
+                .stop_time(release.kills_sidecars_last, release.max_kill_timeout)
+        })
+        .max()
+        .unwrap_or(Millis::ZERO)
+}
+
 /// Every claim the trace grants, with when its allocation became terminal
 /// and when the claim was freed, and the allocation it belongs to.
 fn claim_lives(trace: &[TraceRecord]) -> (Vec<ClaimLife>, Vec<AllocKey>) {
@@ -438,6 +461,7 @@ fn claim_lives(trace: &[TraceRecord]) -> (Vec<ClaimLife>, Vec<AllocKey>) {
                         volume,
                         granted: record.time,
                         terminal: None,
+                        stopped: false,
                         released: None,
                         stranded: false,
                     });
@@ -450,7 +474,7 @@ fn claim_lives(trace: &[TraceRecord]) -> (Vec<ClaimLife>, Vec<AllocKey>) {
                     claims[i].released = Some(record.time);
                 }
             }
-            TraceKind::NodeDetachFailed => {
+            TraceKind::NodeDetachFailed | TraceKind::ControllerDetachWaiting => {
                 if let Some(volume) = record.volume
                     && let Some(&i) = open.get(&(owner, volume)).and_then(VecDeque::front)
                 {
@@ -460,7 +484,10 @@ fn claim_lives(trace: &[TraceRecord]) -> (Vec<ClaimLife>, Vec<AllocKey>) {
             TraceKind::Failed | TraceKind::Complete | TraceKind::Lost | TraceKind::Stopped => {
                 for (_, held) in open.range((owner, VolumeId(0))..=(owner, VolumeId(u32::MAX))) {
                     for &i in held {
-                        claims[i].terminal.get_or_insert(record.time);
+                        if claims[i].terminal.is_none() {
+                            claims[i].terminal = Some(record.time);
+                            claims[i].stopped = record.kind == TraceKind::Stopped;
+                        }
                     }
                 }
             }
@@ -481,6 +508,14 @@ fn lost_claim(scenario: &Scenario, release: &Release, trace: &[TraceRecord]) -> 
         let terminal = life
             .terminal
             .filter(|_| life.released.is_none() && !life.stranded)?;
+        // A stopped allocation's client kills its tasks before its CSI
+        // hook's Postrun releases the claim (the longest the group's
+        // versions take: the later time, so a claim is never lost early).
+        let terminal = if life.stopped {
+            terminal + slowest_stop(scenario, release, key.0)
+        } else {
+            terminal
+        };
         let (deadline, path) = releases.deadline(life.node, life.volume, terminal)?;
         (deadline <= scenario.horizon).then_some(LostClaim {
             group: key.0,

@@ -71,10 +71,14 @@ pub struct ClaimLife {
     pub volume: VolumeId,
     pub granted: Millis,
     pub terminal: Option<Millis>,
+    /// The terminal row was `stopped`: the client kills the tasks first.
+    pub stopped: bool,
     pub released: Option<Millis>,
     /// An unmount found the node plugin's allocations stopped
-    /// (`node_detach_failed`): the claim waits for the plugin to come back,
-    /// which no release path here predicts, so it is never called lost.
+    /// (`node_detach_failed`), or the ControllerUnpublish found no healthy
+    /// controller (`controller_detach_waiting`): the claim waits for the
+    /// plugin or the controller to come back, which no release path here
+    /// predicts, so it is never called lost.
     pub stranded: bool,
 }
 

@@ -11,10 +11,10 @@
 //! none), so the fixpoint exists; [`MAX_SHRINK_CHECKS`] bounds the work
 //! anyway. Memory stays at a handful of copies of a small scenario.
 
-use crate::model::ids::{JobId, NodeId, PluginId, VolumeId};
+use super::retarget::{Removed, refresh_derived, retarget};
+use crate::model::ids::{GroupRef, JobId, NodeId, PluginId, VolumeId};
 use crate::model::scenario::*;
 use crate::model::time::Millis;
-use crate::scenario::plugin_jobs;
 
 /// Most candidate scenarios one shrink checks (MAX_SHRINK_CHECKS). Each
 /// check is at most six short simulations; a generated scenario reaches its
@@ -286,7 +286,12 @@ fn apply(s: &Scenario, op: &Op) -> Option<Scenario> {
             *policy = default;
         }
         Op::NoRunFor(j, g) => {
-            t.jobs[j].groups[g].run_for.take()?;
+            // A lifecycle group's run time is its tasks' (see above).
+            let group = &mut t.jobs[j].groups[g];
+            if group.lifecycle.is_some() {
+                return None;
+            }
+            group.run_for.take()?;
         }
         Op::DefaultNodePlugin(n, k) => {
             let plugin = &mut t.nodes[n].csi_plugins[k];
@@ -305,7 +310,9 @@ fn apply(s: &Scenario, op: &Op) -> Option<Scenario> {
         }
         Op::DefaultGroupResources(j, g) => {
             let group = &mut t.jobs[j].groups[g];
-            if (group.cpu, group.memory) == (100, 300) {
+            // A group with task lifecycles takes its resources and run
+            // time from its tasks (what the writer writes), not these sums.
+            if (group.cpu, group.memory) == (100, 300) || group.lifecycle.is_some() {
                 return None;
             }
             (group.cpu, group.memory) = (100, 300);
@@ -338,112 +345,31 @@ fn apply(s: &Scenario, op: &Op) -> Option<Scenario> {
             }
         }
     }
-    sync_job_plugins(&mut t);
+    refresh_derived(&mut t);
     // Only what a file can say: an event about a job after its submission.
     t.events_follow_submissions().then_some(t)
 }
 
-/// The plugin slots and controllers that plugin jobs give, derived again
-/// by the loader's own functions (scenario/plugin_jobs.rs) after a job,
-/// group, node or plugin went.
-fn sync_job_plugins(s: &mut Scenario) {
-    for node in &mut s.nodes {
-        node.csi_plugins.retain(|p| !p.from_job);
-    }
-    for plugin in &mut s.plugins {
-        plugin.controller_from_jobs = false;
-    }
-    plugin_jobs::place_job_plugins(&mut s.nodes, &s.jobs);
-    plugin_jobs::note_job_controllers(&mut s.plugins, &s.jobs);
-    // A plugin_health event needs the plugin on its node.
-    let nodes = &s.nodes;
-    s.events.retain(|e| match e.action {
-        TimelineAction::PluginHealth { plugin, node, .. }
-        | TimelineAction::PluginRestart { plugin, node, .. } => nodes[node.index()]
-            .csi_plugins
-            .iter()
-            .any(|p| p.plugin == plugin),
-        _ => true,
-    });
-}
-
 fn remove_job(s: &mut Scenario, j: usize) {
     s.jobs.remove(j);
-    let gone = JobId::from_index(j);
-    let shift = |id: &mut JobId| {
-        if *id > gone {
-            id.0 -= 1;
-        }
-    };
-    s.events.retain(|e| match e.action {
-        TimelineAction::Scale { job, .. } | TimelineAction::StopJob(job) => job != gone,
-        _ => true,
-    });
-    for event in &mut s.events {
-        match &mut event.action {
-            TimelineAction::Scale { job, .. } | TimelineAction::StopJob(job) => shift(job),
-            _ => {}
-        }
-    }
+    retarget(s, Removed::Job(JobId::from_index(j)));
 }
 
-fn event_node(action: &mut TimelineAction) -> Option<&mut NodeId> {
-    match action {
-        TimelineAction::NodeDown(node)
-        | TimelineAction::NodeUp(node)
-        | TimelineAction::NodeDrain(node)
-        | TimelineAction::NodeDrainSpec(node, _)
-        | TimelineAction::PluginHealth { node, .. }
-        | TimelineAction::PluginRestart { node, .. }
-        | TimelineAction::VolumeDetach { node, .. } => Some(node),
-        _ => None,
-    }
-}
-
-pub(super) fn remove_node(s: &mut Scenario, n: usize) {
+fn remove_node(s: &mut Scenario, n: usize) {
     s.nodes.remove(n);
-    let gone = NodeId::from_index(n);
-    s.events
-        .retain_mut(|e| event_node(&mut e.action).is_none_or(|node| *node != gone));
-    for event in &mut s.events {
-        if let Some(node) = event_node(&mut event.action)
-            && *node > gone
-        {
-            node.0 -= 1;
-        }
-    }
+    retarget(s, Removed::Node(NodeId::from_index(n)));
 }
 
 fn remove_group(s: &mut Scenario, j: usize, g: usize) {
     s.jobs[j].groups.remove(g);
-    let job_id = JobId::from_index(j);
-    s.events.retain(|e| {
-        !matches!(e.action, TimelineAction::Scale { job, group, .. } if job == job_id && group == g)
-    });
-    for event in &mut s.events {
-        if let TimelineAction::Scale { job, group, .. } = &mut event.action
-            && *job == job_id
-            && *group > g
-        {
-            *group -= 1;
-        }
-    }
+    retarget(s, Removed::Group(GroupRef::new(JobId::from_index(j), g)));
 }
 
 fn remove_volume(s: &mut Scenario, v: usize) {
     s.volumes.remove(v);
     s.rebuild_volume_names();
     let gone = VolumeId::from_index(v);
-    s.events.retain(
-        |e| !matches!(e.action, TimelineAction::VolumeDetach { volume, .. } if volume == gone),
-    );
-    for event in &mut s.events {
-        if let TimelineAction::VolumeDetach { volume, .. } = &mut event.action
-            && *volume > gone
-        {
-            volume.0 -= 1;
-        }
-    }
+    retarget(s, Removed::Volume(gone));
     let names: Vec<String> = s.volumes.iter().map(|v| v.name.clone()).collect();
     for group in s.jobs.iter_mut().flat_map(|j| j.groups.iter_mut()) {
         group.volumes.retain(|r| match &r.source {
@@ -472,10 +398,7 @@ fn remove_plugin(s: &mut Scenario, p: usize) {
         }
     }
     s.plugins.remove(p);
-    s.events.retain(|e| {
-        !matches!(e.action, TimelineAction::PluginHealth { plugin, .. }
-            | TimelineAction::PluginRestart { plugin, .. } if plugin == gone)
-    });
+    retarget(s, Removed::Plugin(gone));
     let shift = |id: &mut PluginId| {
         if *id > gone {
             id.0 -= 1;
@@ -496,22 +419,11 @@ fn remove_plugin(s: &mut Scenario, p: usize) {
             shift(&mut task.plugin);
         }
     }
-    for event in &mut s.events {
-        if let TimelineAction::PluginHealth { plugin, .. }
-        | TimelineAction::PluginRestart { plugin, .. } = &mut event.action
-        {
-            shift(plugin);
-        }
-    }
 }
 
 fn remove_node_plugin(s: &mut Scenario, n: usize, k: usize) {
-    let plugin = s.nodes[n].csi_plugins.remove(k).plugin;
-    let node_id = NodeId::from_index(n);
-    s.events.retain(|e| {
-        !matches!(e.action, TimelineAction::PluginHealth { plugin: p, node, .. }
-            | TimelineAction::PluginRestart { plugin: p, node, .. } if p == plugin && node == node_id)
-    });
+    s.nodes[n].csi_plugins.remove(k);
+    // refresh_derived drops the plugin's events on this node.
 }
 
 /// Renames nodes `client-N`, plugins `pluginN`, shared volumes `volN`,

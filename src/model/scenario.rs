@@ -863,7 +863,19 @@ impl TimelineAction {
             TimelineAction::AllocFail { group, .. } | TimelineAction::NodeDownOf { group, .. } => {
                 Some(group.job)
             }
-            _ => None,
+            // Every kind named, so a new one is decided here: the loader
+            // and the hunt's mutations order events after this job.
+            TimelineAction::NodeDown(_)
+            | TimelineAction::NodeUp(_)
+            | TimelineAction::NodeDrain(_)
+            | TimelineAction::NodeDrainSpec(..)
+            | TimelineAction::NodeDisconnect(_)
+            | TimelineAction::NodeReconnect(_)
+            | TimelineAction::PluginHealth { .. }
+            | TimelineAction::PluginControllerHealth { .. }
+            | TimelineAction::PluginRestart { .. }
+            | TimelineAction::VolumeDetach { .. }
+            | TimelineAction::PublishFailure { .. } => None,
         }
     }
 }

@@ -75,6 +75,10 @@ pub const HCL_MAX_FOR_ITERATIONS: u64 = 100_000;
 /// HCL evaluation: the work of evaluating every expression of a file, in
 /// the same bytes (each value built or copied counted once).
 pub const HCL_MAX_EVAL_BYTES: u64 = 64 * 1024 * 1024;
+/// HCL `dynamic` blocks: expression nodes the blocks generated in one file
+/// may hold (each about 100 bytes in the parser's tree), counted before
+/// they are built.
+pub const HCL_MAX_DYNAMIC_NODES: u64 = 1_000_000;
 /// Most `var_files` one `file:` entry names (each read once per load, at
 /// most MAX_FILE_BYTES).
 pub const HCL_MAX_VAR_FILES: usize = 64;

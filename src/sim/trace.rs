@@ -62,7 +62,15 @@ pub enum TraceKind {
     /// (`controller_publish_failure` / `node_publish_failure`, or a
     /// scripted `publish_failure`); detail: the stage and what follows.
     PublishFailure,
+    /// A release's ControllerUnpublish found no healthy controller: the
+    /// claim waits until one is (the volume watcher retries then).
+    ControllerDetachWaiting,
 }
+
+/// How the claim RPC's error begins when its ControllerPublish fails
+/// (`csi_endpoint.go:CSIVolume.Claim` wraps it so): hunt tells these
+/// refusals apart from the access-mode ones.
+pub const CONTROLLER_PUBLISH_ERROR: &str = "controller publish: ";
 
 impl TraceKind {
     pub fn name(self) -> &'static str {
@@ -112,6 +120,7 @@ impl TraceKind {
             TraceKind::VolumeDetach => "volume_detach",
             TraceKind::VolumeRegistered => "volume_registered",
             TraceKind::PublishFailure => "publish_failure",
+            TraceKind::ControllerDetachWaiting => "controller_detach_waiting",
         }
     }
 }

@@ -18,8 +18,12 @@
 //! dynblock's nested expansion does.
 //!
 //! Bounded: the blocks generated in one file count against
-//! `HCL_MAX_FOR_ITERATIONS`, and the bytes of content copied against
-//! `HCL_MAX_EVAL_BYTES`, before a copy is made. Simplification: a `for`
+//! `HCL_MAX_FOR_ITERATIONS`, the bytes of content copied against
+//! `HCL_MAX_EVAL_BYTES`, and what the copies hold (the content's
+//! expression nodes, and the element's value at each reference to the
+//! iterator) against `HCL_MAX_DYNAMIC_NODES`, before a copy is made: nested
+//! blocks multiply, and an outer iterator's value is copied into every
+//! inner copy. Simplification: a `for`
 //! expression inside `content` that names its own variable like the
 //! iterator is not told apart from the iterator (HCL would shadow it).
 
@@ -28,12 +32,13 @@ use std::cell::Cell;
 use hcl::Value;
 use hcl::edit::expr::Expression as EditExpr;
 use hcl::edit::structure::{Block, BlockLabel, Body, Structure};
+use hcl::edit::visit::{Visit, visit_expr};
 use hcl::edit::visit_mut::{VisitMut, visit_expr_mut};
 use hcl::edit::{Decorated, Ident, Span};
 
 use super::file::HclFile;
 use crate::scenario::error::LoadError;
-use crate::scenario::limits::{HCL_MAX_EVAL_BYTES, HCL_MAX_FOR_ITERATIONS};
+use crate::scenario::limits::{HCL_MAX_DYNAMIC_NODES, HCL_MAX_EVAL_BYTES, HCL_MAX_FOR_ITERATIONS};
 
 /// How deep `dynamic` blocks may nest inside each other's `content`.
 const MAX_DYNAMIC_DEPTH: usize = 8;
@@ -43,6 +48,8 @@ const MAX_DYNAMIC_DEPTH: usize = 8;
 struct Spent {
     blocks: Cell<u64>,
     bytes: Cell<u64>,
+    /// Expression nodes the copies hold (HCL_MAX_DYNAMIC_NODES).
+    nodes: Cell<u64>,
 }
 
 /// Expands every `dynamic` block of a parsed job file (and of the blocks
@@ -150,16 +157,37 @@ fn generate(hcl: &HclFile, dynamic: &Block, spent: &Spent) -> Result<Vec<Block>,
         .bytes
         .get()
         .saturating_add(content_bytes.saturating_mul(elements.len() as u64));
-    if blocks > HCL_MAX_FOR_ITERATIONS || bytes > HCL_MAX_EVAL_BYTES {
+    // What the copies hold, counted before any is made: the content as it
+    // is now (an outer dynamic block may have put a whole collection in
+    // it, which the source span does not show), plus the element's value
+    // at every reference to the iterator.
+    let mut size = ContentSize {
+        name: &iterator,
+        nodes: 0,
+        references: 0,
+    };
+    size.visit_body(&content.body);
+    let built = elements.iter().fold(0u64, |sum, (_, value)| {
+        let per_copy = size
+            .nodes
+            .saturating_add(size.references.saturating_mul(value_nodes(value)));
+        sum.saturating_add(per_copy)
+    });
+    let nodes = spent.nodes.get().saturating_add(built);
+    if blocks > HCL_MAX_FOR_ITERATIONS
+        || bytes > HCL_MAX_EVAL_BYTES
+        || nodes > HCL_MAX_DYNAMIC_NODES
+    {
         return Err(hcl.error(
             for_each.span(),
             format!(
-                "dynamic \"{shown}\": expanding would make {blocks} blocks of {bytes} bytes in this file, more than {HCL_MAX_FOR_ITERATIONS} blocks (HCL_MAX_FOR_ITERATIONS) or {HCL_MAX_EVAL_BYTES} bytes (HCL_MAX_EVAL_BYTES)"
+                "dynamic \"{shown}\": expanding would make {blocks} blocks of {bytes} bytes and {nodes} expression nodes in this file, more than {HCL_MAX_FOR_ITERATIONS} blocks (HCL_MAX_FOR_ITERATIONS), {HCL_MAX_EVAL_BYTES} bytes (HCL_MAX_EVAL_BYTES) or {HCL_MAX_DYNAMIC_NODES} nodes (HCL_MAX_DYNAMIC_NODES)"
             ),
         ));
     }
     spent.blocks.set(blocks);
     spent.bytes.set(bytes);
+    spent.nodes.set(nodes);
     let labels = dynamic.body.get_attribute("labels");
     let mut generated = Vec::with_capacity(elements.len());
     for (key, value) in elements {
@@ -210,6 +238,39 @@ fn generate(hcl: &HclFile, dynamic: &Block, spent: &Spent) -> Result<Vec<Block>,
         generated.push(block);
     }
     Ok(generated)
+}
+
+/// Counts a content body's expression nodes and its references to the
+/// iterator (each becomes a copy of the element's value).
+struct ContentSize<'n> {
+    name: &'n str,
+    nodes: u64,
+    references: u64,
+}
+
+impl Visit for ContentSize<'_> {
+    fn visit_expr(&mut self, expr: &EditExpr) {
+        self.nodes = self.nodes.saturating_add(1);
+        match expr {
+            EditExpr::Variable(var) if var.as_str() == self.name => {
+                self.references = self.references.saturating_add(1);
+            }
+            _ => visit_expr(self, expr),
+        }
+    }
+}
+
+/// A value's nodes as an expression: one per value, entry and element.
+fn value_nodes(value: &Value) -> u64 {
+    match value {
+        Value::Array(items) => items
+            .iter()
+            .fold(1u64, |sum, v| sum.saturating_add(value_nodes(v))),
+        Value::Object(map) => map.values().fold(1u64, |sum, v| {
+            sum.saturating_add(1).saturating_add(value_nodes(v))
+        }),
+        _ => 1,
+    }
 }
 
 /// Puts the iterator's value in place of its name.

@@ -4,8 +4,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_saphyr::Spanned;
 
-use crate::model::ids::{JobId, NodeId, VolumeId};
-use crate::model::scenario::{InitialAllocation, InitialStatus, JobSpec, NodeSpec, VolumeSource};
+use crate::model::ids::{GroupRef, JobId, NodeId, VolumeId};
+use crate::model::scenario::{
+    InitialAllocation, InitialStatus, JobSpec, NodeSpec, VolumeSource, VolumeSpec,
+};
 use crate::model::time::Millis;
 use crate::scenario::error::{Fail, fail};
 use crate::scenario::raw::{RawInitialAllocation, RawInitialStatus};
@@ -17,10 +19,9 @@ pub(super) fn resolve_initial_allocations(
     jobs: &[JobSpec],
     nodes: &[NodeSpec],
     volume_by_name: &BTreeMap<String, VolumeId>,
-    volumes: &[crate::model::scenario::VolumeSpec],
+    volumes: &[VolumeSpec],
 ) -> Result<Vec<InitialAllocation>, Fail> {
-    let mut seen = BTreeSet::new();
-    let mut used: BTreeMap<NodeId, (u64, u64)> = BTreeMap::new();
+    let mut checker = InitialChecker::default();
     let mut out = Vec::with_capacity(raw.len());
     for (i, entry) in raw.iter().enumerate() {
         let (at, alloc) = (entry.referenced, &entry.value);
@@ -40,51 +41,6 @@ pub(super) fn resolve_initial_allocations(
                 format!("{path}.alloc: no job and group under jobs match \"{name}\""),
             );
         };
-        let (job, group) = (&jobs[j], &jobs[j].groups[g]);
-        if job.submit_at != Millis::ZERO {
-            return fail(
-                at,
-                format!(
-                    "{path}.alloc: job \"{}\" is submitted at {}s; an allocation at time 0 needs its job submitted at 0s",
-                    job.name, job.submit_at
-                ),
-            );
-        }
-        if index >= group.count {
-            return fail(
-                at,
-                format!(
-                    "{path}.alloc: index {index} is not below the group's count {}",
-                    group.count
-                ),
-            );
-        }
-        for request in &group.volumes {
-            if let VolumeSource::PerAlloc { base } = &request.source
-                && !volume_by_name.contains_key(&format!("{base}[{index}]"))
-            {
-                return fail(
-                    at,
-                    format!(
-                        "{path}.alloc: its volume \"{base}[{index}]\" (per_alloc) is not under volumes"
-                    ),
-                );
-            }
-            let id = match &request.source {
-                VolumeSource::Shared(id) => *id,
-                VolumeSource::PerAlloc { base } => volume_by_name[&format!("{base}[{index}]")],
-            };
-            let volume = &volumes[id.index()];
-            if volume.register_at > crate::model::time::Millis::ZERO {
-                return fail(
-                    at,
-                    format!(
-                        "{path}.alloc: its volume \"{}\" is registered at {}s (register_at); an allocation cannot hold it from the start",
-                        volume.name, volume.register_at
-                    ),
-                );
-            }
-        }
         let Some(node) = nodes.iter().position(|n| n.name == alloc.node) else {
             return fail(
                 at,
@@ -94,44 +50,143 @@ pub(super) fn resolve_initial_allocations(
                 ),
             );
         };
-        let node_id = NodeId::from_index(node);
-        // A system job runs `<job>.<group>[0]` on every node: its slot is the node.
-        let slot = if job.is_system() { node as u32 } else { index };
-        if !seen.insert((j, g, slot)) {
-            return fail(
-                at,
-                format!("{path}.alloc: \"{}\" is listed twice", alloc.alloc),
-            );
-        }
         let status = match alloc.status {
             RawInitialStatus::Running => InitialStatus::Running,
             RawInitialStatus::Pending => InitialStatus::Pending,
             RawInitialStatus::Failed => InitialStatus::Failed,
         };
+        let initial = InitialAllocation {
+            group: GroupRef::new(JobId::from_index(j), g),
+            index,
+            node: NodeId::from_index(node),
+            status,
+        };
+        let parts = ScenarioParts {
+            jobs,
+            nodes,
+            volume_by_name,
+            volumes,
+        };
+        if let Err((field, problem)) = checker.admit(&parts, &initial) {
+            let shown = match field {
+                InitialField::Alloc => format!("{path}.alloc: {problem}"),
+                InitialField::Node => format!("{path}.node: {problem}"),
+            };
+            return fail(at, shown);
+        }
+        out.push(initial);
+    }
+    Ok(out)
+}
+
+/// What an initial allocation is checked against.
+pub struct ScenarioParts<'a> {
+    pub jobs: &'a [JobSpec],
+    pub nodes: &'a [NodeSpec],
+    pub volume_by_name: &'a BTreeMap<String, VolumeId>,
+    pub volumes: &'a [VolumeSpec],
+}
+
+/// The field of an initial allocation a problem is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitialField {
+    Alloc,
+    Node,
+}
+
+/// The rules a list of initial allocations keeps, one allocation at a
+/// time in list order (each is checked against the ones before it). The
+/// loader refuses the first that breaks one; the hunt's shrinker, after
+/// removing or lowering something, drops the ones that now would, so its
+/// candidates stay files the loader reads.
+#[derive(Default)]
+pub struct InitialChecker {
+    seen: BTreeSet<(JobId, u32, u32)>,
+    used: BTreeMap<NodeId, (u64, u64)>,
+}
+
+impl InitialChecker {
+    /// Admits `initial` after the ones admitted before it, or says why not.
+    pub fn admit(
+        &mut self,
+        parts: &ScenarioParts,
+        initial: &InitialAllocation,
+    ) -> Result<(), (InitialField, String)> {
+        let alloc = |problem: String| Err((InitialField::Alloc, problem));
+        let (job, group) = (
+            &parts.jobs[initial.group.job.index()],
+            &parts.jobs[initial.group.job.index()].groups[initial.group.group_index()],
+        );
+        let index = initial.index;
+        if job.submit_at != Millis::ZERO {
+            return alloc(format!(
+                "job \"{}\" is submitted at {}s; an allocation at time 0 needs its job submitted at 0s",
+                job.name, job.submit_at
+            ));
+        }
+        if index >= group.count {
+            return alloc(format!(
+                "index {index} is not below the group's count {}",
+                group.count
+            ));
+        }
+        for request in &group.volumes {
+            let id = match &request.source {
+                VolumeSource::Shared(id) => *id,
+                VolumeSource::PerAlloc { base } => {
+                    let name = format!("{base}[{index}]");
+                    match parts.volume_by_name.get(&name) {
+                        Some(id) => *id,
+                        None => {
+                            return alloc(format!(
+                                "its volume \"{name}\" (per_alloc) is not under volumes"
+                            ));
+                        }
+                    }
+                }
+            };
+            let volume = &parts.volumes[id.index()];
+            if volume.register_at > Millis::ZERO {
+                return alloc(format!(
+                    "its volume \"{}\" is registered at {}s (register_at); an allocation cannot hold it from the start",
+                    volume.name, volume.register_at
+                ));
+            }
+        }
+        // A system job runs `<job>.<group>[0]` on every node: its slot is the node.
+        let slot = if job.is_system() {
+            initial.node.0
+        } else {
+            index
+        };
+        if !self
+            .seen
+            .insert((initial.group.job, initial.group.group, slot))
+        {
+            return alloc(format!(
+                "\"{}.{}[{index}]\" is listed twice",
+                job.name, group.name
+            ));
+        }
         // A failed allocation holds no resources (AllocsFit skips
         // terminal client statuses).
-        let total = used.entry(node_id).or_default();
-        if status != InitialStatus::Failed {
+        let node = &parts.nodes[initial.node.index()];
+        let total = self.used.entry(initial.node).or_default();
+        if initial.status != InitialStatus::Failed {
             total.0 += group.cpu;
             total.1 += group.memory;
         }
-        if total.0 > nodes[node].cpu || total.1 > nodes[node].memory {
-            return fail(
-                at,
+        if total.0 > node.cpu || total.1 > node.memory {
+            return Err((
+                InitialField::Node,
                 format!(
-                    "{path}.node: node \"{}\" has {} MHz and {} MiB; its initial allocations need more",
-                    alloc.node, nodes[node].cpu, nodes[node].memory
+                    "node \"{}\" has {} MHz and {} MiB; its initial allocations need more",
+                    node.name, node.cpu, node.memory
                 ),
-            );
+            ));
         }
-        out.push(InitialAllocation {
-            group: crate::model::ids::GroupRef::new(JobId::from_index(j), g),
-            index,
-            node: node_id,
-            status,
-        });
+        Ok(())
     }
-    Ok(out)
 }
 
 /// Nomad's allocation name `<job>.<group>[<index>]`, split into

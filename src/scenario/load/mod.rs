@@ -22,5 +22,6 @@ pub mod scenario;
 mod volumes;
 
 pub use super::error::yaml_error;
+pub use initial::{InitialChecker, InitialField, ScenarioParts};
 pub use read::{read_limited, read_text, yaml_options};
 pub use scenario::{load_file, load_file_with_warnings, load_str, load_variant};

@@ -10,7 +10,7 @@
 use crate::model::ids::{AllocId, NodeId, PluginId, VolumeId};
 use crate::sim::simulation::{Event, Simulation};
 use crate::sim::state::store::{AllocState, ClaimState};
-use crate::sim::trace::{TraceKind, TraceRecord};
+use crate::sim::trace::{CONTROLLER_PUBLISH_ERROR, TraceKind, TraceRecord};
 
 impl Simulation<'_> {
     /// Whether the plugin has a healthy controller (Nomad's
@@ -181,13 +181,13 @@ impl Simulation<'_> {
         Err(
             if self.behaviour.release.controller_publish_skips_unhealthy {
                 format!(
-                    "controller publish: failed to find clients running controller plugin \"{name}\": no healthy controller"
+                    "{CONTROLLER_PUBLISH_ERROR}failed to find clients running controller plugin \"{name}\": no healthy controller"
                 )
             } else {
                 // 1.2.6 picks any controller on a ready node, healthy or not;
                 // plansim has it fail as if none were found.
                 format!(
-                    "controller publish: failed to find clients running controller plugin \"{name}\""
+                    "{CONTROLLER_PUBLISH_ERROR}failed to find clients running controller plugin \"{name}\""
                 )
             },
         )
@@ -201,7 +201,22 @@ impl Simulation<'_> {
         if !self.controller_missing(plugin) {
             return true;
         }
-        self.awaiting_controller.insert((volume, id));
+        if self.awaiting_controller.insert((volume, id)) {
+            let alloc = &self.allocs[id.index()];
+            let (group, index, node) = (alloc.group, alloc.index, alloc.node);
+            let detail = format!(
+                "no healthy controller of plugin {}: the claim waits for one",
+                self.scenario.plugins[plugin.index()].name
+            );
+            self.record(|t| {
+                TraceRecord::new(t, TraceKind::ControllerDetachWaiting)
+                    .alloc(group, index)
+                    .id(id)
+                    .node(node)
+                    .volume(volume)
+                    .detail(detail)
+            });
+        }
         false
     }
 
