@@ -2,10 +2,12 @@
 //! policies, metrics and the resolved scenario. Pure data and pure functions.
 
 pub mod access;
+pub mod cron;
 pub mod expect;
 pub mod ids;
 pub mod lifecycle;
 pub mod metrics;
+pub mod periodic;
 pub mod policy;
 pub mod ports;
 pub mod release;

@@ -32,6 +32,8 @@ pub struct Scenario {
     pub driver_names: Vec<String>,
     /// Allocations that exist when the run starts (a live cluster's state).
     pub initial_allocations: Vec<InitialAllocation>,
+    /// The wall-clock time of simulated 0s (`start_time`).
+    pub start_time: super::periodic::WallClock,
 }
 
 impl Scenario {
@@ -404,6 +406,8 @@ pub struct JobSpec {
     /// The job's node pool (1.6+): its nodes are the pool's, or every
     /// node for [`ALL_NODE_POOLS`].
     pub node_pool: String,
+    /// Periodic or parameterized parent, child of one, or neither.
+    pub launch: super::periodic::JobLaunch,
 }
 
 /// The job-level `update` fields the system scheduler reads.
@@ -831,6 +835,13 @@ pub enum TimelineAction {
         stage: PublishStage,
         count: u32,
     },
+    /// `dispatch`: `nomad job dispatch` of the parameterized `job`, which
+    /// registers `child` (the loader's stamped-out dispatched job).
+    Dispatch {
+        job: JobId,
+        child: JobId,
+        request: Box<super::periodic::DispatchRequest>,
+    },
 }
 
 /// Where a publish of a volume fails: the server's ControllerPublish
@@ -859,7 +870,8 @@ impl TimelineAction {
             TimelineAction::Scale { job, .. }
             | TimelineAction::StopJob(job)
             | TimelineAction::UpdateJob { job, .. }
-            | TimelineAction::PromoteDeployment(job) => Some(*job),
+            | TimelineAction::PromoteDeployment(job)
+            | TimelineAction::Dispatch { job, .. } => Some(*job),
             TimelineAction::AllocFail { group, .. } | TimelineAction::NodeDownOf { group, .. } => {
                 Some(group.job)
             }

@@ -62,6 +62,10 @@ pub enum TraceKind {
     /// (`controller_publish_failure` / `node_publish_failure`, or a
     /// scripted `publish_failure`); detail: the stage and what follows.
     PublishFailure,
+    /// `nomad job dispatch` of a parameterized job; detail: the child.
+    Dispatch,
+    /// A periodic launch the leader's dispatcher skipped; detail: why.
+    LaunchSkipped,
 }
 
 impl TraceKind {
@@ -112,6 +116,8 @@ impl TraceKind {
             TraceKind::VolumeDetach => "volume_detach",
             TraceKind::VolumeRegistered => "volume_registered",
             TraceKind::PublishFailure => "publish_failure",
+            TraceKind::Dispatch => "dispatch",
+            TraceKind::LaunchSkipped => "launch_skipped",
         }
     }
 }

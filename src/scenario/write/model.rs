@@ -50,6 +50,9 @@ pub fn to_yaml(scenario: &Scenario, header: &str) -> String {
         let names: Vec<&str> = scenario.policies.iter().map(|p| p.name()).collect();
         let _ = writeln!(out, "schedulers: [{}]", names.join(", "));
     }
+    if scenario.start_time != crate::model::periodic::WallClock::default() {
+        let _ = writeln!(out, "start_time: \"{}\"", scenario.start_time.to_rfc3339());
+    }
     write_cluster(&mut out, &scenario.cluster);
     write_nodes(&mut out, scenario);
     write_plugins(&mut out, scenario);
@@ -374,7 +377,8 @@ fn write_jobs(out: &mut String, scenario: &Scenario) {
         return;
     }
     out.push_str("\njobs:\n");
-    for job in &scenario.jobs {
+    // A periodic or dispatched child is stamped out again from its parent.
+    for job in scenario.jobs.iter().filter(|j| j.launch.parent().is_none()) {
         let _ = writeln!(out, "  - id: {}", text(&job.name));
         match job.kind {
             JobKind::Service => {}
@@ -405,6 +409,7 @@ fn write_jobs(out: &mut String, scenario: &Scenario) {
                 duration(u.stagger)
             );
         }
+        super::periodic::write_launch(out, &job.launch);
         write_constraints(out, "    ", &job.constraints);
         write_preferences(out, "    ", &job.spreads, &job.affinities);
         out.push_str("    groups:\n");
