@@ -787,4 +787,56 @@ events:
         assert_eq!(text("u[0]"), "\"u[0]\"");
         assert_eq!(text(""), "\"\"");
     }
+
+    /// Parents, their children (stamped out again, not written), dispatch
+    /// events and an event on a child survive write -> load.
+    #[test]
+    fn periodic_and_parameterized_round_trip() {
+        let source = r#"
+start_time: "2026-01-05T09:30:00+02:00"
+horizon: 2h
+nodes: [{id: c}]
+jobs:
+  - id: a
+    type: batch
+    periodic: {crons: ["*/30 * * * *", "@hourly"], prohibit_overlap: true, time_zone: Etc/GMT-3}
+    groups: [{name: g, count: 1, tasks: [{name: t, run_for: 10m}]}]
+  - id: b
+    type: sysbatch
+    periodic: {cron: "0 0 * * *", enabled: false}
+    groups: [{name: g, count: 1, tasks: [{name: t, run_for: 10m}]}]
+  - id: p
+    type: batch
+    parameterized: {payload: required, meta_required: [x], meta_optional: ["odd key"]}
+    groups: [{name: g, count: 1, tasks: [{name: t, run_for: 10m}]}]
+events:
+  - {at: 1m, dispatch: {job: p, meta: {x: "1", "odd key": "a b"}, payload: "{}"}}
+  - {at: 2m, dispatch: {job: p, meta: {x: "2"}, payload: p}}
+  - {at: 40m, stop_job: a/periodic-1767600000}
+"#;
+        let scenario = load_str(source, "periodic.yaml", "periodic").unwrap();
+        let names: Vec<&str> = scenario.jobs.iter().map(|j| j.name.as_str()).collect();
+        // 07:30 UTC; launches every 30 minutes within two hours.
+        assert_eq!(scenario.start_time.0, 1_767_598_200);
+        assert_eq!(
+            names[3..7],
+            [
+                "a/periodic-1767600000",
+                "a/periodic-1767601800",
+                "a/periodic-1767603600",
+                "a/periodic-1767605400",
+            ]
+        );
+        assert_eq!(names.len(), 9, "{names:?}");
+        assert!(names[7].starts_with("p/dispatch-1767598260-"), "{names:?}");
+        assert!(names[8].starts_with("p/dispatch-1767598320-"), "{names:?}");
+        let yaml = to_yaml(&scenario, "");
+        assert!(
+            !yaml.contains("periodic-1767600000\n"),
+            "children are not written:\n{yaml}"
+        );
+        let back =
+            load_str(&yaml, "written.yaml", "unused").unwrap_or_else(|err| panic!("{err}\n{yaml}"));
+        assert_eq!(format!("{back:?}"), format!("{scenario:?}"), "{yaml}");
+    }
 }
