@@ -116,6 +116,7 @@ pub fn generate(seed: u64, index: u64) -> Scenario {
         initial_allocations: Vec::new(),
         volume_by_name: BTreeMap::new(),
         driver_names: vec!["docker".to_string()],
+        start_time: Default::default(),
     };
     add_workloads(&mut scenario, seed, index);
     scenario.rebuild_volume_names();
@@ -241,6 +242,7 @@ fn plugin_job_spec(rng: &mut HuntRng, plugin: PluginId) -> JobSpec {
         bare_versions: Default::default(),
         job_update: None,
         node_pool: DEFAULT_NODE_POOL.to_string(),
+        launch: Default::default(),
     }
 }
 
@@ -399,6 +401,7 @@ fn job(
         bare_versions: Default::default(),
         job_update: None,
         node_pool: DEFAULT_NODE_POOL.to_string(),
+        launch: Default::default(),
     }
 }
 

@@ -140,7 +140,9 @@ pub fn apply(base: &Scenario, mutations: &[Mutation]) -> Scenario {
     }
     // A moved update_job can change which version is which.
     super::retarget::refresh_derived(&mut s);
-    s
+    // A moved dispatch or parent submission changes the children; a
+    // mutant the loader would refuse is the scenario unmutated.
+    super::retarget::normalized(s).unwrap_or_else(|| base.clone())
 }
 
 /// Drops mutations one at a time while `fails` holds, to a fixpoint: the

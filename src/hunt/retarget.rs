@@ -111,6 +111,8 @@ impl Removed {
             TimelineAction::PluginControllerHealth { plugin, .. } => self.plugin(plugin),
             TimelineAction::VolumeDetach { volume, node } => self.volume(volume) && self.node(node),
             TimelineAction::PublishFailure { volume, .. } => self.volume(volume),
+            // The child is derived again from the parent (normalized).
+            TimelineAction::Dispatch { job, .. } => self.job(job),
         }
     }
 
@@ -223,4 +225,26 @@ fn renumber_drivers(s: &mut Scenario) {
     for group in s.jobs.iter_mut().flat_map(|j| j.groups.iter_mut()) {
         remap(&mut group.drivers);
     }
+}
+
+/// Whether some job launches children (a periodic or parameterized
+/// parent) or is one (its parent perhaps just removed): the loader stamps them out from the parent, the horizon, the
+/// start time and the dispatch events, and the writer leaves them out.
+pub(super) fn has_launches(s: &Scenario) -> bool {
+    s.jobs
+        .iter()
+        .any(|j| j.launch.is_parent() || j.launch.parent().is_some())
+}
+
+/// `s` as its written file loads: for a scenario with periodic or
+/// parameterized parents, the children a change to a parent, the horizon
+/// or a dispatch implies are the loader's to stamp out (scenario/load/
+/// periodic.rs), so the candidate is written and read back; `None` when
+/// the loader refuses it (a dispatch after its parent's stop, say).
+pub(super) fn normalized(s: Scenario) -> Option<Scenario> {
+    if !has_launches(&s) {
+        return Some(s);
+    }
+    let yaml = crate::scenario::write::model::to_yaml(&s, "");
+    crate::scenario::load_str(&yaml, "candidate.yaml", &s.name).ok()
 }

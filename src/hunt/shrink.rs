@@ -11,7 +11,7 @@
 //! none), so the fixpoint exists; [`MAX_SHRINK_CHECKS`] bounds the work
 //! anyway. Memory stays at a handful of copies of a small scenario.
 
-use super::retarget::{Removed, refresh_derived, retarget};
+use super::retarget::{Removed, normalized, refresh_derived, retarget};
 use crate::model::ids::{GroupRef, JobId, NodeId, PluginId, VolumeId};
 use crate::model::scenario::*;
 use crate::model::time::Millis;
@@ -103,6 +103,26 @@ enum Op {
 }
 
 fn operations(s: &Scenario) -> Vec<Op> {
+    let mut ops = operations_of_every_job(s);
+    // A periodic or dispatched child is the loader's copy of its parent:
+    // what is simplified is the parent.
+    let child = |j: usize| s.jobs[j].launch.parent().is_some();
+    ops.retain(|op| match *op {
+        Op::RemoveJob(j)
+        | Op::RemoveGroup(j, _)
+        | Op::RemoveRequest(j, _, _)
+        | Op::LowerCount(j, _)
+        | Op::SubmitAtZero(j)
+        | Op::DefaultReschedule(j, _)
+        | Op::NoRunFor(j, _)
+        | Op::DefaultGroupResources(j, _)
+        | Op::NoRequestModes(j, _, _) => !child(j),
+        _ => true,
+    });
+    ops
+}
+
+fn operations_of_every_job(s: &Scenario) -> Vec<Op> {
     let mut ops = Vec::new();
     ops.extend((0..s.jobs.len()).map(Op::RemoveJob));
     ops.extend((0..s.nodes.len()).map(Op::RemoveNode));
@@ -347,7 +367,10 @@ fn apply(s: &Scenario, op: &Op) -> Option<Scenario> {
     }
     refresh_derived(&mut t);
     // Only what a file can say: an event about a job after its submission.
-    t.events_follow_submissions().then_some(t)
+    if !t.events_follow_submissions() {
+        return None;
+    }
+    normalized(t)
 }
 
 fn remove_job(s: &mut Scenario, j: usize) {

@@ -262,6 +262,13 @@ pub struct Release {
     /// "network: port collision". From #16401 the scheduler refuses the
     /// node: "network: dynamic port selection failed".
     pub dynamic_ports_avoid_offer: bool,
+
+    // --- Periodic jobs (nomad/structs/structs.go:PeriodicConfig)
+    /// A `periodic` block may list several specs (`crons`, #17858, 1.6.2):
+    /// the next launch is the soonest of them (PeriodicConfig.Next).
+    /// Before, PeriodicConfig has only `Spec`: a job giving only `crons`
+    /// has no spec, and registration refuses it ("Must specify a spec").
+    pub periodic_crons: bool,
 }
 
 /// How a node's CSI topology matches a volume's (`CSITopology.MatchFound`).
@@ -376,6 +383,7 @@ pub static NOMAD_1_2_6: Release = Release {
     kills_sidecars_last: false,
     max_kill_timeout: None,
     dynamic_ports_avoid_offer: false,
+    periodic_crons: false,
 };
 
 /// v2.0.5: the newest tag, "current Nomad". The `validate` policy, and
@@ -421,6 +429,7 @@ pub static NOMAD_2_0_5: Release = Release {
     kills_sidecars_last: true,
     max_kill_timeout: Some(Millis::from_secs(30)),
     dynamic_ports_avoid_offer: true,
+    periodic_crons: true,
 };
 
 /// Every supported release, oldest first.

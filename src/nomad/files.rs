@@ -130,6 +130,8 @@ fn expand_job(
         ("priority", job.priority.is_some()),
         ("constraints", job.constraints.is_some()),
         ("groups", !job.groups.is_empty()),
+        ("periodic", job.periodic.is_some()),
+        ("parameterized", job.parameterized.is_some()),
     ];
     let field = format!("jobs[{index}]");
     let path = entry_path(

@@ -35,6 +35,10 @@ pub struct NomadJob {
     pub variables: Vec<String>,
     /// The job's `node_pool` (`NodePool`), if it names one.
     pub node_pool: Option<String>,
+    /// The job's `periodic` block (`Periodic`).
+    pub periodic: Option<RawPeriodic>,
+    /// The job's `parameterized` block (`ParameterizedJob`).
+    pub parameterized: Option<RawParameterized>,
     /// Fields that could change placement and that plansim does not model:
     /// what, and where.
     pub ignored: Ignored,
@@ -251,6 +255,8 @@ pub fn to_raw_job(
         spread: raw_spreads(&job.spreads, location),
         affinity: raw_affinities(&job.affinities, location),
         update: job.update.clone(),
+        periodic: job.periodic.clone(),
+        parameterized: job.parameterized.clone(),
     };
     Ok((raw, ignored))
 }

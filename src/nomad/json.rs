@@ -15,6 +15,7 @@ use super::job::*;
 use super::volume::NomadVolume;
 use crate::model::time::Millis;
 use crate::scenario::error::{LoadError, Position, file_error};
+use crate::scenario::raw::{RawParameterized, RawPeriodic};
 
 /// Parses JSON text, with Nomad-shaped errors; a key repeated in one
 /// object is refused (json_keys::parse_unique).
@@ -333,12 +334,66 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
     out.affinities = affinities(&fields, text, file)?;
     let job_reschedule = fields.get("Reschedule");
     out.update = update(&fields, text, file, "Update")?;
+    (out.periodic, out.parameterized) = launch_blocks(&fields, text, file)?;
     for (index, group) in fields.list("TaskGroups")?.iter().enumerate() {
         let g = Fields::new(group, text, file, format!("job.TaskGroups[{index}]"))?;
         let group = parse_group(&g, job_reschedule, text, file, &mut out.ignored)?;
         out.groups.push(group);
     }
     Ok(out)
+}
+
+/// The job's `Periodic` and `ParameterizedJob` (api.PeriodicConfig,
+/// api.ParameterizedJobConfig); null or absent is none. An exported job
+/// carries both `Spec` and `Specs`, the unused one empty.
+fn launch_blocks(
+    fields: &Fields,
+    text: &str,
+    file: &str,
+) -> Result<(Option<RawPeriodic>, Option<RawParameterized>), LoadError> {
+    let periodic = match fields.get("Periodic") {
+        None => None,
+        Some(value) => {
+            let p = Fields::new(value, text, file, format!("{}.Periodic", fields.what))?;
+            if let Some(kind) = p
+                .string("SpecType")?
+                .filter(|k| !k.is_empty() && k != "cron")
+            {
+                return Err(file_error(
+                    file,
+                    p.at("SpecType"),
+                    format!(
+                        "{}.SpecType: {kind:?} is not modelled (expected \"cron\")",
+                        p.what
+                    ),
+                ));
+            }
+            Some(RawPeriodic {
+                cron: p.string("Spec")?.filter(|s| !s.is_empty()),
+                crons: p.strings("Specs")?.filter(|s| !s.is_empty()),
+                prohibit_overlap: p.boolean("ProhibitOverlap")?,
+                time_zone: p.string("TimeZone")?,
+                enabled: p.boolean("Enabled")?,
+            })
+        }
+    };
+    let parameterized = match fields.get("ParameterizedJob") {
+        None => None,
+        Some(value) => {
+            let p = Fields::new(
+                value,
+                text,
+                file,
+                format!("{}.ParameterizedJob", fields.what),
+            )?;
+            Some(RawParameterized {
+                payload: p.string("Payload")?,
+                meta_required: p.strings("MetaRequired")?,
+                meta_optional: p.strings("MetaOptional")?,
+            })
+        }
+    };
+    Ok((periodic, parameterized))
 }
 
 /// One of the job's TaskGroups; `job_reschedule` is the job's

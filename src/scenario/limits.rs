@@ -38,6 +38,9 @@ pub const MAX_JOBS: usize = 100_000;
 /// Desired allocations summed over every group (and every `scale` event),
 /// each counted once plus once per volume it mounts.
 pub const MAX_ALLOCATIONS: u64 = 4_000_000;
+/// Periodic launches (child jobs of every periodic job) within one
+/// scenario's horizon; a scenario with more is refused at load.
+pub const MAX_PERIODIC_LAUNCHES: usize = 50_000;
 /// Timeline events.
 pub const MAX_EVENTS: usize = 100_000;
 /// Longest simulated horizon.

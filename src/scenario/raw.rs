@@ -42,6 +42,9 @@ pub struct RawScenario {
     /// fits YAML_MAX_NODES): node -> status -> allocation names. Read as
     /// the entries it stands for, after `initial_allocations`.
     pub initial_allocations_by_node: Option<InitialByNode>,
+    /// RFC 3339: the wall-clock time of simulated 0s, which cron specs are
+    /// read against (default 1970-01-01T00:00:00Z).
+    pub start_time: Option<Spanned<String>>,
 }
 
 /// `initial_allocations_by_node`: per node, per status, the allocations.
@@ -216,6 +219,33 @@ pub struct RawJob {
     /// Nomad's job `node_pool` (1.6+); "default" when not given, "all" for
     /// every node.
     pub node_pool: Option<String>,
+    /// Nomad's `periodic` block: launched at each cron time, not at once.
+    pub periodic: Option<RawPeriodic>,
+    /// Nomad's `parameterized` block: launched only by `dispatch` events.
+    pub parameterized: Option<RawParameterized>,
+}
+
+/// Nomad's `periodic` block.
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPeriodic {
+    pub cron: Option<String>,
+    /// Nomad 1.6.2+.
+    pub crons: Option<Vec<String>>,
+    pub prohibit_overlap: Option<bool>,
+    pub time_zone: Option<String>,
+    pub enabled: Option<bool>,
+}
+
+/// Nomad's `parameterized` block.
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawParameterized {
+    pub payload: Option<String>,
+    pub meta_required: Option<Vec<String>>,
+    pub meta_optional: Option<Vec<String>>,
 }
 
 /// Nomad's `update` block, at job or group level.
@@ -494,6 +524,17 @@ pub struct RawEvent {
     pub plugin_restart: Option<RawPluginRestart>,
     pub volume_detach: Option<RawVolumeDetach>,
     pub publish_failure: Option<RawPublishFailure>,
+    pub dispatch: Option<RawDispatch>,
+}
+
+/// `dispatch`: `nomad job dispatch -meta k=v <job> [input]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDispatch {
+    pub job: String,
+    pub meta: Option<BTreeMap<String, String>>,
+    /// The input; only whether there is one matters.
+    pub payload: Option<String>,
 }
 
 /// `node_down: client-1`, or `node_down: {node_of: "web.app[0]"}`: the

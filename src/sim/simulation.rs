@@ -236,6 +236,9 @@ pub(crate) struct Simulation<'s> {
     pub(crate) publish_rng: SimRng,
     /// The ports allocations hold, per node that has any (state/ports.rs).
     pub(crate) ports: crate::sim::state::ports::PortTable,
+    /// Per periodic parent, its launched children that may still be
+    /// running (the `prohibit_overlap` check, server/periodic.rs).
+    pub(crate) launched: BTreeMap<JobId, Vec<JobId>>,
 }
 
 impl<'s> Simulation<'s> {
@@ -327,6 +330,7 @@ impl<'s> Simulation<'s> {
             unregistered,
             publish_rng: SimRng::new(options.seed, Stream::PublishFailure),
             ports: Default::default(),
+            launched: BTreeMap::new(),
         }
     }
 

@@ -43,7 +43,10 @@ impl Simulation<'_> {
                 let status = self.jobs[job.index()].status;
                 let detail = match status {
                     JobStatus::Registered | JobStatus::NotSubmitted => format!("count {count}"),
-                    JobStatus::Rejected | JobStatus::Stopped => {
+                    JobStatus::Rejected
+                    | JobStatus::Stopped
+                    | JobStatus::Tracked
+                    | JobStatus::Skipped => {
                         format!("count {count} ignored: the job is not registered")
                     }
                 };
@@ -104,6 +107,12 @@ impl Simulation<'_> {
             TimelineAction::PromoteDeployment(job) => self.promote_deployment(job),
             TimelineAction::StopJob(job) => {
                 self.record(|t| TraceRecord::new(t, TraceKind::StopJob).job(job));
+                if self.jobs[job.index()].status == JobStatus::Tracked {
+                    // A parent has no allocations, and Deregister creates
+                    // no evaluation for it; it launches nothing more.
+                    self.jobs[job.index()].status = JobStatus::Stopped;
+                    return;
+                }
                 self.cancel_deployment(job, "the job stopped");
                 if self.jobs[job.index()].status == JobStatus::Registered {
                     self.jobs[job.index()].status = JobStatus::Stopped;
@@ -111,6 +120,16 @@ impl Simulation<'_> {
                     self.refresh_job(job);
                     self.enqueue_eval(job);
                 }
+            }
+            TimelineAction::Dispatch { job, child, .. } => {
+                // The child registers at this instant, after the timeline
+                // (its submit_at is the event's time).
+                let detail = self.scenario.jobs[child.index()].name.clone();
+                self.record(|t| {
+                    TraceRecord::new(t, TraceKind::Dispatch)
+                        .job(job)
+                        .detail(detail)
+                });
             }
             TimelineAction::AllocFail { group, index } => self.alloc_fail(group, index),
             TimelineAction::NodeDownOf { group, index } => self.node_down_of(group, index),

@@ -65,6 +65,10 @@ pub enum TraceKind {
     /// A release's ControllerUnpublish found no healthy controller: the
     /// claim waits until one is (the volume watcher retries then).
     ControllerDetachWaiting,
+    /// `nomad job dispatch` of a parameterized job; detail: the child.
+    Dispatch,
+    /// A periodic launch the leader's dispatcher skipped; detail: why.
+    LaunchSkipped,
 }
 
 /// How the claim RPC's error begins when its ControllerPublish fails
@@ -121,6 +125,8 @@ impl TraceKind {
             TraceKind::VolumeRegistered => "volume_registered",
             TraceKind::PublishFailure => "publish_failure",
             TraceKind::ControllerDetachWaiting => "controller_detach_waiting",
+            TraceKind::Dispatch => "dispatch",
+            TraceKind::LaunchSkipped => "launch_skipped",
         }
     }
 }

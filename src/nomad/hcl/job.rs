@@ -79,6 +79,10 @@ pub fn parse_job(text: &str, file: &str, inputs: &VarInputs) -> Result<NomadJob,
                 "spread" => job.spreads.push(parse_spread(&hcl, block)?),
                 "affinity" => job.affinities.push(parse_affinity(&hcl, block)?),
                 "update" => job.update = Some(parse_update(&hcl, block)?),
+                "periodic" => job.periodic = Some(super::periodic::parse_periodic(&hcl, block)?),
+                "parameterized" => {
+                    job.parameterized = Some(super::periodic::parse_parameterized(&hcl, block)?);
+                }
                 _ => job_reschedule = Some(parse_reschedule(&hcl, block)?),
             },
         }

@@ -20,6 +20,7 @@ mod dynamic;
 pub mod file;
 mod functions;
 pub mod job;
+mod periodic;
 mod runtime;
 mod scan;
 mod schema;

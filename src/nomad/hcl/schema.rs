@@ -63,8 +63,10 @@ pub(super) const JOB: Schema = Schema {
             "spread",
             "affinity",
             "update",
+            "periodic",
+            "parameterized",
         ],
-        &["meta", "vault", "consul", "ui", "parameterized", "periodic"],
+        &["meta", "vault", "consul", "ui"],
     ),
 };
 

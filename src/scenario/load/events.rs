@@ -45,7 +45,7 @@ pub(super) fn resolve_events(
     dangling: DanglingEvents,
     warnings: &mut Vec<String>,
     storage: EventStorage,
-) -> Result<Vec<TimedEvent>, Fail> {
+) -> Result<(Vec<TimedEvent>, Vec<Location>), Fail> {
     if raw.len() > limits::MAX_EVENTS {
         return Err((
             None,
@@ -55,7 +55,7 @@ pub(super) fn resolve_events(
     if raw.is_empty() {
         // The name indexes below cost more than the rest of loading on a
         // 40,000-node snapshot; a scenario without events needs none.
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let node_ids: BTreeMap<&str, NodeId> = nodes
         .iter()
@@ -77,9 +77,13 @@ pub(super) fn resolve_events(
         storage,
     };
     let mut events = Vec::with_capacity(raw.len());
+    let mut positions = Vec::with_capacity(raw.len());
     for (index, entry) in raw.iter().enumerate() {
         match context.resolve(index, entry) {
-            Ok(event) => events.push(event),
+            Ok(event) => {
+                events.push(event);
+                positions.push(entry.referenced);
+            }
             Err(EventError::Dangling(message)) if dangling == DanglingEvents::Skip => {
                 warnings.push(format!("{message}; the event is left out"));
             }
@@ -87,7 +91,7 @@ pub(super) fn resolve_events(
             Err(EventError::Invalid(failure)) => return Err(failure),
         }
     }
-    Ok(events)
+    Ok((events, positions))
 }
 
 struct EventContext<'a> {
@@ -162,7 +166,7 @@ impl EventContext<'_> {
                 return Err(EventError::Invalid((
                     Some(at),
                     format!(
-                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job, node_disconnect, node_reconnect, promote_deployment, alloc_fail, plugin_restart, volume_detach, publish_failure"
+                        "{path}: no action; give one of node_down, node_up, node_drain, scale, plugin_health, stop_job, update_job, node_disconnect, node_reconnect, promote_deployment, alloc_fail, plugin_restart, volume_detach, publish_failure, dispatch"
                     ),
                 )));
             }
@@ -191,6 +195,7 @@ impl EventContext<'_> {
         if let Some(scale) = &event.scale {
             let job_id = refs.job(&scale.job, "scale.job")?;
             let group = refs.group(job_id, &scale.job, &scale.group, "scale.group")?;
+            super::periodic::refuse_parent(self.jobs, job_id, &format!("{path}.scale"), at)?;
             check_allocation_count(scale.count.0, &format!("{path}.scale.count"), at)?;
             self.check_submitted(event.at.0, job_id, &format!("{path}.scale"), at)?;
             crate::scenario::system::check_system_scale(
@@ -228,6 +233,7 @@ impl EventContext<'_> {
         }
         if let Some(update) = &event.update_job {
             let job_id = refs.job(&update.job, "update_job.job")?;
+            super::periodic::refuse_parent(self.jobs, job_id, &format!("{path}.update_job"), at)?;
             let mut overrides = Vec::new();
             for (name, raw) in update.groups.iter().flatten() {
                 let group = refs.group(job_id, &update.job, name, "update_job.groups")?;
@@ -249,6 +255,8 @@ impl EventContext<'_> {
         }
         if let Some(name) = &event.promote_deployment {
             let job_id = refs.job(name, "promote_deployment")?;
+            let field = format!("{path}.promote_deployment");
+            super::periodic::refuse_parent(self.jobs, job_id, &field, at)?;
             self.check_submitted(
                 event.at.0,
                 job_id,
@@ -257,8 +265,22 @@ impl EventContext<'_> {
             )?;
             actions.push(TimelineAction::PromoteDeployment(job_id));
         }
+        if let Some(dispatch) = &event.dispatch {
+            let job_id = refs.job(&dispatch.job, "dispatch.job")?;
+            let field = format!("{path}.dispatch");
+            self.check_submitted(event.at.0, job_id, &field, at)?;
+            let action =
+                super::periodic::resolve_dispatch(self.jobs, job_id, dispatch, &field, at)?;
+            actions.push(action);
+        }
         if let Some(name) = &event.alloc_fail {
             let (group, index) = refs.alloc(name, "alloc_fail", event.at.0)?;
+            super::periodic::refuse_parent(
+                self.jobs,
+                group.job,
+                &format!("{path}.alloc_fail"),
+                at,
+            )?;
             actions.push(TimelineAction::AllocFail { group, index });
         }
         Ok(())

@@ -23,11 +23,13 @@ pub(super) fn resolve_jobs(
     volume_by_name: &BTreeMap<String, VolumeId>,
     plugin_ids: &BTreeMap<&str, PluginId>,
     horizon: Millis,
+    start: crate::model::periodic::WallClock,
     driver_names: &mut DriverNames,
     budget: &mut TemplateBudget,
 ) -> Result<Vec<JobSpec>, Fail> {
     let mut ids = UniqueIds::new("jobs");
     let mut jobs = Vec::new();
+    let mut positions = Vec::new();
     for entry in raw {
         let at = entry.referenced;
         let limit = (jobs.len(), limits::MAX_JOBS, "MAX_JOBS");
@@ -53,8 +55,10 @@ pub(super) fn resolve_jobs(
                 );
             }
             jobs.push(job);
+            positions.push(at);
         }
     }
+    super::periodic::stamp_periodic_children(&mut jobs, &positions, start, horizon)?;
     Ok(jobs)
 }
 
@@ -105,7 +109,9 @@ fn resolve_job(
             crate::scenario::update::merge(kind, job.update.as_ref(), group.value.update.as_ref());
         groups.push(resolved);
     }
+    let launch = super::periodic::resolve_launch(&job, kind, &path, at)?;
     Ok(JobSpec {
+        launch,
         name: job.id,
         kind,
         submit_at: job.submit_at.map_or(Millis::ZERO, |d| d.0),

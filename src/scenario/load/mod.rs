@@ -16,6 +16,7 @@ mod initial;
 mod jobs;
 mod network;
 mod nodes;
+mod periodic;
 mod plugins;
 pub mod read;
 pub mod scenario;

@@ -153,6 +153,18 @@ fn resolve_scenario(
         }
     };
     let cluster = resolve_cluster(raw.cluster.unwrap_or_default())?;
+    let start_time = match &raw.start_time {
+        None => crate::model::periodic::WallClock::default(),
+        Some(text) => crate::model::periodic::WallClock::parse(&text.value).ok_or_else(|| {
+            (
+                Some(text.referenced),
+                format!(
+                    "start_time: {:?} is not an RFC 3339 time in whole seconds (expected e.g. \"2026-01-05T00:00:00Z\")",
+                    text.value
+                ),
+            )
+        })?,
+    };
 
     declare_job_plugins(&mut raw.plugins, &raw.jobs);
     let mut plugins = resolve_plugins(&raw.plugins)?;
@@ -175,12 +187,13 @@ fn resolve_scenario(
         &volume_by_name,
         &plugin_ids,
         horizon,
+        start_time,
         &mut drivers,
         &mut budget,
     )?;
     expand_datacenter_globs(&nodes, &mut jobs);
     crate::scenario::plugin_jobs::place_job_plugins(&mut nodes, &jobs);
-    let mut events = resolve_events(
+    let (mut events, event_positions) = resolve_events(
         &raw.events,
         horizon,
         &nodes,
@@ -194,6 +207,13 @@ fn resolve_scenario(
             plugins: &plugins,
         },
     )?;
+    super::periodic::stamp_dispatched_children(
+        &mut jobs,
+        &mut events,
+        &event_positions,
+        start_time,
+    )?;
+    super::periodic::check_unique_names(&jobs)?;
     crate::scenario::update::assign_versions(&mut jobs, &mut events);
     check_allocation_budget(&jobs, &events, nodes.len())?;
     let expectations = resolve_expectations(raw.expect, &policies)?;
@@ -223,5 +243,6 @@ fn resolve_scenario(
         initial_allocations,
         volume_by_name,
         driver_names: drivers.0,
+        start_time,
     })
 }

@@ -16,6 +16,7 @@
 mod lifecycle;
 pub mod model;
 mod network;
+mod periodic;
 pub mod raw;
 mod scalar;
 mod timeline;

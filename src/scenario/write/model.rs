@@ -50,6 +50,9 @@ pub fn to_yaml(scenario: &Scenario, header: &str) -> String {
         let names: Vec<&str> = scenario.policies.iter().map(|p| p.name()).collect();
         let _ = writeln!(out, "schedulers: [{}]", names.join(", "));
     }
+    if scenario.start_time != crate::model::periodic::WallClock::default() {
+        let _ = writeln!(out, "start_time: \"{}\"", scenario.start_time.to_rfc3339());
+    }
     write_cluster(&mut out, &scenario.cluster);
     write_nodes(&mut out, scenario);
     write_plugins(&mut out, scenario);
@@ -374,7 +377,8 @@ fn write_jobs(out: &mut String, scenario: &Scenario) {
         return;
     }
     out.push_str("\njobs:\n");
-    for job in &scenario.jobs {
+    // A periodic or dispatched child is stamped out again from its parent.
+    for job in scenario.jobs.iter().filter(|j| j.launch.parent().is_none()) {
         let _ = writeln!(out, "  - id: {}", text(&job.name));
         match job.kind {
             JobKind::Service => {}
@@ -405,6 +409,7 @@ fn write_jobs(out: &mut String, scenario: &Scenario) {
                 duration(u.stagger)
             );
         }
+        super::periodic::write_launch(out, &job.launch);
         write_constraints(out, "    ", &job.constraints);
         write_preferences(out, "    ", &job.spreads, &job.affinities);
         out.push_str("    groups:\n");
@@ -781,5 +786,57 @@ events:
         assert_eq!(text("a: b"), "\"a: b\"");
         assert_eq!(text("u[0]"), "\"u[0]\"");
         assert_eq!(text(""), "\"\"");
+    }
+
+    /// Parents, their children (stamped out again, not written), dispatch
+    /// events and an event on a child survive write -> load.
+    #[test]
+    fn periodic_and_parameterized_round_trip() {
+        let source = r#"
+start_time: "2026-01-05T09:30:00+02:00"
+horizon: 2h
+nodes: [{id: c}]
+jobs:
+  - id: a
+    type: batch
+    periodic: {crons: ["*/30 * * * *", "@hourly"], prohibit_overlap: true, time_zone: Etc/GMT-3}
+    groups: [{name: g, count: 1, tasks: [{name: t, run_for: 10m}]}]
+  - id: b
+    type: sysbatch
+    periodic: {cron: "0 0 * * *", enabled: false}
+    groups: [{name: g, count: 1, tasks: [{name: t, run_for: 10m}]}]
+  - id: p
+    type: batch
+    parameterized: {payload: required, meta_required: [x], meta_optional: ["odd key"]}
+    groups: [{name: g, count: 1, tasks: [{name: t, run_for: 10m}]}]
+events:
+  - {at: 1m, dispatch: {job: p, meta: {x: "1", "odd key": "a b"}, payload: "{}"}}
+  - {at: 2m, dispatch: {job: p, meta: {x: "2"}, payload: p}}
+  - {at: 40m, stop_job: a/periodic-1767600000}
+"#;
+        let scenario = load_str(source, "periodic.yaml", "periodic").unwrap();
+        let names: Vec<&str> = scenario.jobs.iter().map(|j| j.name.as_str()).collect();
+        // 07:30 UTC; launches every 30 minutes within two hours.
+        assert_eq!(scenario.start_time.0, 1_767_598_200);
+        assert_eq!(
+            names[3..7],
+            [
+                "a/periodic-1767600000",
+                "a/periodic-1767601800",
+                "a/periodic-1767603600",
+                "a/periodic-1767605400",
+            ]
+        );
+        assert_eq!(names.len(), 9, "{names:?}");
+        assert!(names[7].starts_with("p/dispatch-1767598260-"), "{names:?}");
+        assert!(names[8].starts_with("p/dispatch-1767598320-"), "{names:?}");
+        let yaml = to_yaml(&scenario, "");
+        assert!(
+            !yaml.contains("periodic-1767600000\n"),
+            "children are not written:\n{yaml}"
+        );
+        let back =
+            load_str(&yaml, "written.yaml", "unused").unwrap_or_else(|err| panic!("{err}\n{yaml}"));
+        assert_eq!(format!("{back:?}"), format!("{scenario:?}"), "{yaml}");
     }
 }

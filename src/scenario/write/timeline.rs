@@ -117,6 +117,9 @@ pub(super) fn write_events(out: &mut String, scenario: &Scenario) {
             TimelineAction::NodeDisconnect(id) => format!("node_disconnect: {}", node(*id)),
             TimelineAction::NodeReconnect(id) => format!("node_reconnect: {}", node(*id)),
             TimelineAction::PromoteDeployment(id) => format!("promote_deployment: {}", job(*id)),
+            TimelineAction::Dispatch {
+                job: id, request, ..
+            } => super::periodic::dispatch(&job(*id), request),
             TimelineAction::AllocFail { group, index } => {
                 format!(
                     "alloc_fail: {}",

@@ -27,6 +27,7 @@ pub mod claims;
 mod deployment;
 pub mod drainer;
 pub mod eval_broker;
+mod periodic;
 mod registration;
 pub mod reschedule;
 pub mod scheduler;

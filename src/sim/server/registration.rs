@@ -14,6 +14,15 @@ use crate::sim::trace::{TraceKind, TraceRecord};
 impl Simulation<'_> {
     pub(crate) fn submit_job(&mut self, job: JobId) {
         self.jobs_submitted += 1;
+        if let Some(reason) = self.skipped_launch(job) {
+            self.jobs[job.index()].status = JobStatus::Skipped;
+            self.record(|t| {
+                TraceRecord::new(t, TraceKind::LaunchSkipped)
+                    .job(job)
+                    .detail(reason)
+            });
+            return;
+        }
         if let Some(problem) = self.registration_problem(job) {
             self.jobs[job.index()].status = JobStatus::Rejected;
             self.metrics.rejected_jobs += 1;
@@ -25,7 +34,15 @@ impl Simulation<'_> {
             });
             return;
         }
+        if self.scenario.jobs[job.index()].launch.is_parent() {
+            // Register creates no evaluation for a periodic or
+            // parameterized job (job_endpoint.go Register).
+            self.jobs[job.index()].status = JobStatus::Tracked;
+            self.record(|t| TraceRecord::new(t, TraceKind::JobSubmitted).job(job));
+            return;
+        }
         self.jobs[job.index()].status = JobStatus::Registered;
+        self.note_launched(job);
         self.record(|t| TraceRecord::new(t, TraceKind::JobSubmitted).job(job));
         self.refresh_job(job);
         self.enqueue_eval(job);
@@ -40,6 +57,9 @@ impl Simulation<'_> {
     /// without `per_alloc`. The modes checked are the request's.
     pub(crate) fn registration_problem(&self, job: JobId) -> Option<String> {
         if let Some(problem) = self.disconnect_problem(job) {
+            return Some(problem);
+        }
+        if let Some(problem) = self.periodic_problem(job) {
             return Some(problem);
         }
         let spec = &self.scenario.jobs[job.index()];

@@ -328,6 +328,11 @@ pub enum JobStatus {
     Registered,
     Rejected,
     Stopped,
+    /// A periodic or parameterized parent: registered, never evaluated;
+    /// it launches children (sim/server/periodic.rs).
+    Tracked,
+    /// A periodic launch the dispatcher skipped: never registered.
+    Skipped,
 }
 
 #[derive(Clone, Debug)]
