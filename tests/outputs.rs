@@ -370,6 +370,39 @@ fn stdout_that_cannot_be_written_exits_2_and_a_reader_that_left_is_quiet() {
     assert_eq!(String::from_utf8_lossy(&output.stderr), "");
 }
 
+/// `plansim ... >&-`: a command started with stdout closed that prints
+/// exits 2 saying so (Rust's runtime would have put /dev/null there and
+/// exited 0), and one that prints nothing (`--quiet` with `--out`) is
+/// unaffected; a file it opens never takes stdout's number.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stdout_closed_at_start_is_an_error_when_printed_to() {
+    let dir = common::temp_dir("out-closed-stdout");
+    let closed = |args: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec \"$0\" {args} >&-"))
+            .arg(env!("CARGO_BIN_EXE_plansim"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap()
+    };
+    for args in [format!("validate {SCENARIO}"), "--version".to_string()] {
+        let output = closed(&args);
+        assert_eq!(output.status.code(), Some(2), "{args}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.ends_with("cannot write to stdout: Bad file descriptor (os error 9)\n"),
+            "{args}: {stderr}"
+        );
+    }
+    let out = dir.join("out");
+    let output = closed(&format!("run {SCENARIO} --quiet --out {}", out.display()));
+    assert_eq!(output.status.code(), Some(0));
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary.starts_with("scenario,"), "{summary}");
+}
+
 /// `run --trace` of a thousand seeds holds no trace in memory: it runs
 /// within a 1 GiB address space and leaves only its files.
 #[cfg(target_os = "linux")]

@@ -17,4 +17,4 @@ mod sweep_cmd;
 mod validate_cmd;
 
 pub use app::main;
-pub use output::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK};
+pub use output::{EXIT_BAD_INPUT, EXIT_EXPECT_FAILED, EXIT_OK, stdout_was_closed};

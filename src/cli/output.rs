@@ -8,6 +8,16 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 
 static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The process started with stdout closed (`>&-`; see the binary's
+/// `note_closed_stdout`): what is printed cannot be written.
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Notes that the process started with stdout closed, before Rust's
+/// runtime put /dev/null in its place (the binary's ELF constructor).
+pub fn stdout_was_closed() {
+    STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// The first error writing to stdout other than a reader that went away
 /// (a full disk: `plansim run ... > /dev/full`), for [`stdout_failed`].
 static STDOUT_ERROR: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
@@ -54,6 +64,13 @@ pub(crate) fn note_stdout(written: std::io::Result<()>) -> bool {
     if STDOUT_GONE.load(Ordering::Relaxed) {
         return false;
     }
+    // Rust's stdout reports a write to a closed descriptor as done.
+    let written = match written {
+        Ok(()) if STDOUT_CLOSED.load(Ordering::Relaxed) => {
+            Err(std::io::Error::from_raw_os_error(libc::EBADF))
+        }
+        other => other,
+    };
     let Err(err) = written else {
         return true;
     };
