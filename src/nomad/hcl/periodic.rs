@@ -4,7 +4,7 @@
 //! jobspec2's decoder refuses an unsupported argument.
 
 use hcl::edit::Span;
-use hcl::edit::structure::{Block, Structure};
+use hcl::edit::structure::{Attribute, Block, Structure};
 
 use super::file::HclFile;
 use crate::scenario::error::LoadError;
@@ -12,36 +12,17 @@ use crate::scenario::raw::{RawParameterized, RawPeriodic};
 
 pub(super) fn parse_periodic(hcl: &HclFile, block: &Block) -> Result<RawPeriodic, LoadError> {
     let mut p = RawPeriodic::default();
-    for structure in block.body.iter() {
-        let attr = match structure {
-            Structure::Attribute(attr) => attr,
-            Structure::Block(inner) => {
-                return Err(unsupported(
-                    hcl,
-                    "periodic",
-                    inner.span(),
-                    inner.ident.as_str(),
-                    KEYS_PERIODIC,
-                ));
-            }
-        };
+    read_attributes(hcl, block, "periodic", KEYS_PERIODIC, |attr| {
         match attr.key.as_str() {
             "cron" => p.cron = Some(hcl.string(attr)?),
             "crons" => p.crons = Some(hcl.strings(attr)?),
             "prohibit_overlap" => p.prohibit_overlap = Some(hcl.boolean(attr)?),
             "time_zone" => p.time_zone = Some(hcl.string(attr)?),
             "enabled" => p.enabled = Some(hcl.boolean(attr)?),
-            other => {
-                return Err(unsupported(
-                    hcl,
-                    "periodic",
-                    attr.span(),
-                    other,
-                    KEYS_PERIODIC,
-                ));
-            }
+            _ => return Ok(false),
         }
-    }
+        Ok(true)
+    })?;
     Ok(p)
 }
 
@@ -50,35 +31,53 @@ pub(super) fn parse_parameterized(
     block: &Block,
 ) -> Result<RawParameterized, LoadError> {
     let mut p = RawParameterized::default();
-    for structure in block.body.iter() {
-        let attr = match structure {
-            Structure::Attribute(attr) => attr,
-            Structure::Block(inner) => {
-                return Err(unsupported(
-                    hcl,
-                    "parameterized",
-                    inner.span(),
-                    inner.ident.as_str(),
-                    KEYS_PARAMETERIZED,
-                ));
-            }
-        };
+    read_attributes(hcl, block, "parameterized", KEYS_PARAMETERIZED, |attr| {
         match attr.key.as_str() {
             "payload" => p.payload = Some(hcl.string(attr)?),
             "meta_required" => p.meta_required = Some(hcl.strings(attr)?),
             "meta_optional" => p.meta_optional = Some(hcl.strings(attr)?),
-            other => {
+            _ => return Ok(false),
+        }
+        Ok(true)
+    })?;
+    Ok(p)
+}
+
+/// Reads each attribute of `block` with `read`, which says whether it knew
+/// the key; a nested block or an unknown key is refused as an unsupported
+/// argument (`expected`: the keys `read` knows).
+fn read_attributes(
+    hcl: &HclFile,
+    block: &Block,
+    name: &str,
+    expected: &str,
+    mut read: impl FnMut(&Attribute) -> Result<bool, LoadError>,
+) -> Result<(), LoadError> {
+    for structure in block.body.iter() {
+        match structure {
+            Structure::Block(inner) => {
                 return Err(unsupported(
                     hcl,
-                    "parameterized",
-                    attr.span(),
-                    other,
-                    KEYS_PARAMETERIZED,
+                    name,
+                    inner.span(),
+                    inner.ident.as_str(),
+                    expected,
                 ));
+            }
+            Structure::Attribute(attr) => {
+                if !read(attr)? {
+                    return Err(unsupported(
+                        hcl,
+                        name,
+                        attr.span(),
+                        attr.key.as_str(),
+                        expected,
+                    ));
+                }
             }
         }
     }
-    Ok(p)
+    Ok(())
 }
 
 const KEYS_PERIODIC: &str = "cron, crons, prohibit_overlap, time_zone, enabled";
