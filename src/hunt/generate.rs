@@ -242,6 +242,7 @@ fn plugin_job_spec(rng: &mut HuntRng, plugin: PluginId) -> JobSpec {
         bare_versions: Default::default(),
         job_update: None,
         node_pool: DEFAULT_NODE_POOL.to_string(),
+        namespace: DEFAULT_NAMESPACE.to_string(),
         launch: Default::default(),
     }
 }
@@ -299,6 +300,7 @@ fn capability_volume(rng: &mut HuntRng, name: String, plugin: PluginId) -> Volum
         attachment_mode: AttachmentMode::FileSystem,
         topologies: Vec::new(),
         register_at: crate::model::time::Millis::ZERO,
+        namespace: DEFAULT_NAMESPACE.to_string(),
     }
 }
 
@@ -401,6 +403,7 @@ fn job(
         bare_versions: Default::default(),
         job_update: None,
         node_pool: DEFAULT_NODE_POOL.to_string(),
+        namespace: DEFAULT_NAMESPACE.to_string(),
         launch: Default::default(),
     }
 }

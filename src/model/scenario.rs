@@ -149,6 +149,10 @@ pub struct NodeSpec {
     pub reserved_ports: crate::model::ports::PortRanges,
 }
 
+/// The namespace every job and volume is in unless it says otherwise
+/// (`structs.DefaultNamespace`).
+pub const DEFAULT_NAMESPACE: &str = "default";
+
 /// The node pool every node and job is in unless it says otherwise
 /// (`structs.NodePoolDefault`).
 pub const DEFAULT_NODE_POOL: &str = "default";
@@ -316,6 +320,9 @@ pub struct VolumeSpec {
     /// When `nomad volume register` makes it known (`register_at`, default
     /// 0s): before, a job mounting it is infeasible ("missing CSI volume").
     pub register_at: Millis,
+    /// The volume's namespace: only a job in it can mount the volume
+    /// (the CSI volume checker looks a source up in the job's namespace).
+    pub namespace: String,
 }
 
 impl VolumeSpec {
@@ -338,6 +345,7 @@ impl VolumeSpec {
             attachment_mode,
             topologies: Vec::new(),
             register_at: Millis::ZERO,
+            namespace: DEFAULT_NAMESPACE.to_string(),
         }
     }
 
@@ -410,6 +418,8 @@ pub struct JobSpec {
     /// The job's node pool (1.6+): its nodes are the pool's, or every
     /// node for [`ALL_NODE_POOLS`].
     pub node_pool: String,
+    /// The job's namespace: its volume sources are looked up in it.
+    pub namespace: String,
     /// Periodic or parameterized parent, child of one, or neither.
     pub launch: super::periodic::JobLaunch,
 }

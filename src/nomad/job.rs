@@ -35,6 +35,8 @@ pub struct NomadJob {
     pub variables: Vec<String>,
     /// The job's `node_pool` (`NodePool`), if it names one.
     pub node_pool: Option<String>,
+    /// The job's `namespace` (`Namespace`), if it names one.
+    pub namespace: Option<String>,
     /// The job's `periodic` block (`Periodic`).
     pub periodic: Option<RawPeriodic>,
     /// The job's `parameterized` block (`ParameterizedJob`).
@@ -252,6 +254,7 @@ pub fn to_raw_job(
         vars: None,
         var_files: None,
         node_pool: job.node_pool.clone(),
+        namespace: job.namespace.clone(),
         spread: raw_spreads(&job.spreads, location),
         affinity: raw_affinities(&job.affinities, location),
         update: job.update.clone(),

@@ -329,6 +329,7 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
     fields.ignore_if_set(&["Migrate", "Multiregion"], "", &mut out.ignored);
     // GET /v1/job gives every job its pool; "" is Nomad's unset.
     out.node_pool = fields.string("NodePool")?.filter(|p| !p.is_empty());
+    out.namespace = fields.string("Namespace")?.filter(|n| !n.is_empty());
     out.constraints = constraints(&fields, text, file)?;
     out.spreads = spreads(&fields, text, file)?;
     out.affinities = affinities(&fields, text, file)?;
@@ -733,6 +734,8 @@ pub fn volume_from_value(inner: &Value, text: &str, file: &str) -> Result<NomadV
         at: start(text),
         volume_type: text_of("type").unwrap_or_else(|| "csi".into()),
         plugin_id: text_of("plugin_id").unwrap_or_default(),
+        // The API gives every volume its namespace; "" is Nomad's unset.
+        namespace: text_of("namespace").filter(|n| !n.is_empty()),
         ..NomadVolume::default()
     };
     let capability_list = get("RequestedCapabilities").or(get("capability"));

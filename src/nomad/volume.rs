@@ -26,6 +26,8 @@ pub struct NomadVolume {
     /// Nomad 1.0's top-level `access_mode`: the volume-level shorthand (a
     /// request naming no mode is made in it), not a capability list.
     pub legacy_mode: bool,
+    /// The spec's `namespace`, if it names one.
+    pub namespace: Option<String>,
     pub ignored: super::job::Ignored,
 }
 
@@ -129,6 +131,7 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
                 "attachment_mode" => legacy.1 = hcl.string(attr)?,
                 "type" => volume.volume_type = hcl.string(attr)?,
                 "plugin_id" => volume.plugin_id = hcl.string(attr)?,
+                "namespace" => volume.namespace = Some(hcl.string(attr)?),
                 // Capacity, names, snapshots: nothing that decides placement.
                 key if QUIET_SPEC_KEYS.contains(&key) => {}
                 key => volume
@@ -219,7 +222,6 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
 /// v2.0.5) that cannot change placement, skipped without a word.
 const QUIET_SPEC_KEYS: &[&str] = &[
     "name",
-    "namespace",
     "external_id",
     "capacity_min",
     "capacity_max",
@@ -380,13 +382,15 @@ pub fn to_raw_volume(volume: NomadVolume, file: &str) -> Result<RawVolume, LoadE
             format!("volume \"{}\": expected a plugin_id", volume.id),
         ));
     }
-    Ok(raw_volume(
+    let mut raw = raw_volume(
         volume.id,
         volume.plugin_id,
         &capabilities,
         volume.legacy_mode,
         (!volume.topologies.is_empty()).then_some(volume.topologies),
-    ))
+    );
+    raw.namespace = volume.namespace;
+    Ok(raw)
 }
 
 /// One place that builds a raw volume, so a field added to `RawVolume`
@@ -428,6 +432,7 @@ pub fn raw_volume(
         capabilities,
         file: None,
         register_at: None,
+        namespace: None,
     }
 }
 

@@ -161,6 +161,8 @@ pub struct RawVolume {
     pub file: Option<String>,
     /// When `nomad volume register` makes it known (default 0s).
     pub register_at: Option<RawDuration>,
+    /// Nomad's volume `namespace`; "default" when not given.
+    pub namespace: Option<String>,
 }
 
 /// Nomad's volume `capability` block.
@@ -219,6 +221,8 @@ pub struct RawJob {
     /// Nomad's job `node_pool` (1.6+); "default" when not given, "all" for
     /// every node.
     pub node_pool: Option<String>,
+    /// Nomad's job `namespace`; "default" when not given.
+    pub namespace: Option<String>,
     /// Nomad's `periodic` block: launched at each cron time, not at once.
     pub periodic: Option<RawPeriodic>,
     /// Nomad's `parameterized` block: launched only by `dispatch` events.

@@ -71,6 +71,7 @@ pub fn parse_job(text: &str, file: &str, inputs: &VarInputs) -> Result<NomadJob,
                 "priority" => job.priority = Some(hcl.int(attr)?),
                 "datacenters" => job.datacenters = Some(hcl.strings(attr)?),
                 "node_pool" => job.node_pool = Some(hcl.string(attr)?),
+                "namespace" => job.namespace = Some(hcl.string(attr)?),
                 _ => job.id = hcl.string(attr)?,
             },
             Structure::Block(block) => match block.ident.as_str() {

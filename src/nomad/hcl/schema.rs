@@ -43,11 +43,17 @@ pub(super) fn walk<'b>(
 
 pub(super) const JOB: Schema = Schema {
     attributes: (
-        &["type", "priority", "datacenters", "id", "node_pool"],
+        &[
+            "type",
+            "priority",
+            "datacenters",
+            "id",
+            "node_pool",
+            "namespace",
+        ],
         &[
             "name",
             "region",
-            "namespace",
             "all_at_once",
             "meta",
             "consul_token",

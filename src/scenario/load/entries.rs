@@ -159,3 +159,29 @@ impl<'a> UniqueIds<'a> {
         Ok(())
     }
 }
+
+/// A job's or volume's `namespace`: "default" unless given, else a name
+/// Nomad accepts (structs.go `Namespace.Validate`: `^[a-zA-Z0-9-]{1,128}$`).
+pub(super) fn resolve_namespace(
+    namespace: Option<String>,
+    at: Location,
+    path: &str,
+) -> Result<String, Fail> {
+    let Some(namespace) = namespace else {
+        return Ok(crate::model::scenario::DEFAULT_NAMESPACE.to_string());
+    };
+    let valid = (1..=128).contains(&namespace.len())
+        && namespace
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    if !valid {
+        return fail(
+            at,
+            format!(
+                "{path}.namespace: \"{}\" is not a namespace name: expected 1 to 128 letters, digits and dashes",
+                crate::names::shown(&namespace)
+            ),
+        );
+    }
+    Ok(namespace)
+}

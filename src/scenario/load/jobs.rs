@@ -129,6 +129,7 @@ fn resolve_job(
         node_pool: job
             .node_pool
             .unwrap_or_else(|| DEFAULT_NODE_POOL.to_string()),
+        namespace: super::entries::resolve_namespace(job.namespace, at, &path)?,
     })
 }
 

@@ -88,6 +88,11 @@ pub(super) fn resolve_volumes(
                 attachment_mode,
                 topologies: volume.topologies.unwrap_or_default(),
                 register_at: volume.register_at.map_or(Millis::ZERO, |d| d.0),
+                namespace: super::entries::resolve_namespace(
+                    volume.namespace.clone(),
+                    at,
+                    &format!("volumes[{}]", volume.id),
+                )?,
             });
         }
     }

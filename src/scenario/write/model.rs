@@ -299,6 +299,9 @@ fn write_volumes(out: &mut String, scenario: &Scenario) {
             let maps: Vec<String> = volume.topologies.iter().map(string_map).collect();
             let _ = write!(line, ", topologies: [{}]", maps.join(", "));
         }
+        if volume.namespace != DEFAULT_NAMESPACE {
+            let _ = write!(line, ", namespace: {}", text(&volume.namespace));
+        }
         if volume.register_at > Millis::ZERO {
             let _ = write!(line, ", register_at: {}", duration(volume.register_at));
         }
@@ -398,6 +401,9 @@ fn write_jobs(out: &mut String, scenario: &Scenario) {
         }
         if job.node_pool != DEFAULT_NODE_POOL {
             let _ = writeln!(out, "    node_pool: {}", text(&job.node_pool));
+        }
+        if job.namespace != DEFAULT_NAMESPACE {
+            let _ = writeln!(out, "    namespace: {}", text(&job.namespace));
         }
         if let Some(u) = job.job_update {
             // The groups' strategies are written whole: this block only

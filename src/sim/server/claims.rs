@@ -129,6 +129,7 @@ mod tests {
             attachment_mode: AttachmentMode::FileSystem,
             topologies: Vec::new(),
             register_at: crate::model::time::Millis::ZERO,
+            namespace: crate::model::scenario::DEFAULT_NAMESPACE.to_string(),
         }
     }
 

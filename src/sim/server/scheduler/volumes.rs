@@ -14,7 +14,8 @@ impl Simulation<'_> {
     /// claims them in. Two requests for the same volume make one claim, a
     /// write claim if either request writes.
     pub(crate) fn resolve_volumes(&self, group: GroupRef, index: u32) -> Vec<ResolvedVolume> {
-        let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
+        let job = &self.scenario.jobs[group.job.index()];
+        let spec = &job.groups[group.group_index()];
         let mut resolved: Vec<ResolvedVolume> = Vec::with_capacity(spec.volumes.len());
         for request in &spec.volumes {
             let found = |id: VolumeId| {
@@ -31,8 +32,13 @@ impl Simulation<'_> {
                 ResolvedVolume::Found(id, request.mode, claim)
             };
             // A volume whose `register_at` has not come is not in the state
-            // store yet: missing, as one never registered.
-            let registered = |id: VolumeId| !self.unregistered.contains(&id);
+            // store yet: missing, as one never registered; so is one in
+            // another namespace (CSIVolumeChecker looks the source up with
+            // `CSIVolumeByID(ws, c.namespace, id)`, the job's namespace).
+            let registered = |id: VolumeId| {
+                !self.unregistered.contains(&id)
+                    && self.scenario.volumes[id.index()].namespace == job.namespace
+            };
             let volume = match &request.source {
                 VolumeSource::Shared(id) if registered(*id) => found(*id),
                 VolumeSource::Shared(id) => {

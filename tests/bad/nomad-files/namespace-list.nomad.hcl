@@ -1,0 +1,9 @@
+job "web" {
+  namespace = ["prod", "staging"]
+
+  group "web" {
+    task "web" {
+      driver = "docker"
+    }
+  }
+}
