@@ -117,6 +117,8 @@ pub fn generate(seed: u64, index: u64) -> Scenario {
         volume_by_name: BTreeMap::new(),
         driver_names: vec!["docker".to_string()],
         start_time: Default::default(),
+        host_volumes: Vec::new(),
+        host_plugins: Vec::new(),
     };
     add_workloads(&mut scenario, seed, index);
     scenario.rebuild_volume_names();
@@ -212,6 +214,7 @@ fn plugin_job_spec(rng: &mut HuntRng, plugin: PluginId) -> JobSpec {
         groups: vec![GroupSpec {
             name: "plugin".to_string(),
             count: 1,
+            host_volumes: Vec::new(),
             volumes: Vec::new(),
             constraints: Vec::new(),
             reschedule: ReschedulePolicy::default_for(kind),
@@ -360,6 +363,7 @@ fn node(rng: &mut HuntRng, i: usize, plugins: usize) -> NodeSpec {
         csi_plugins,
         node_pool: DEFAULT_NODE_POOL.to_string(),
         reserved_ports: Default::default(),
+        host_volumes: Vec::new(),
     }
 }
 
@@ -471,6 +475,7 @@ fn group(
         name: format!("g{g}"),
         count,
         volumes: requested,
+        host_volumes: Vec::new(),
         constraints: Vec::new(),
         reschedule,
         cpu: rng.range(1, 10) * 100,

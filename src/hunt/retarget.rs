@@ -129,6 +129,8 @@ pub(super) fn retarget(s: &mut Scenario, removed: Removed) {
     s.events.retain_mut(|e| removed.keeps(&mut e.action));
     s.initial_allocations
         .retain_mut(|a| removed.keeps_initial(a));
+    // A dynamic host volume lives on its node: it goes with it.
+    s.host_volumes.retain_mut(|v| removed.node(&mut v.node));
 }
 
 /// Drops the initial allocations the loader would now refuse (a lowered
@@ -157,6 +159,7 @@ pub(super) fn refresh_derived(s: &mut Scenario) {
     for node in &mut s.nodes {
         node.csi_plugins.retain(|p| !p.from_job);
     }
+    s.place_host_volumes();
     for plugin in &mut s.plugins {
         plugin.controller_from_jobs = false;
     }

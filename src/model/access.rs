@@ -155,6 +155,14 @@ pub fn admit(mode: AccessMode, existing: ClaimCounts, request: ClaimMode) -> Res
     }
 }
 
+/// How a volume is attached: a file system or a raw block device
+/// (CSI's and host volumes' `attachment_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AttachmentMode {
+    FileSystem,
+    BlockDevice,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

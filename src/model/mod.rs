@@ -4,6 +4,7 @@
 pub mod access;
 pub mod cron;
 pub mod expect;
+pub mod host_volume;
 pub mod ids;
 pub mod lifecycle;
 pub mod metrics;

@@ -76,6 +76,19 @@ pub struct Release {
     /// `nomad/job_endpoint_hook_node_pool.go:Validate`); before, there is
     /// no pool and `node_pool` is ignored.
     pub node_pools: bool,
+    /// Dynamic host volumes exist (1.10.0): a node's host volume can be a
+    /// volume with access modes, which the HostVolumeChecker checks against
+    /// every allocation proposed on the node, the plan's own included
+    /// (`scheduler/feasible/feasible.go:HostVolumeChecker.hasVolumes`,
+    /// `hostVolumeIsAvailable`; #24684, in 1.10.0). Before, every host
+    /// volume is a static one of the client's configuration, checked only
+    /// for presence and read-only (1.2.6 `HostVolumeChecker.hasVolumes`).
+    pub dynamic_host_volumes: bool,
+    /// The host volume check is one of a group's checks cached per computed
+    /// class, which host volumes are not part of (1.2.6 `stack.go`:
+    /// `taskGroupHostVolumes` in `tgs`): a class is judged by its first
+    /// node. Fixed in 1.7.0 (#18679), which checks every node (`avail`).
+    pub host_volumes_class_cached: bool,
 
     // --- Job registration (nomad/structs/volumes.go:VolumeRequest.Validate)
     /// Registration refuses a group with count > 1 that shares a
@@ -355,6 +368,8 @@ pub static NOMAD_1_2_6: Release = Release {
     affinity_score_always_appended: false,
     lists_empty_datacenters: true,
     node_pools: false,
+    dynamic_host_volumes: false,
+    host_volumes_class_cached: true,
     validates_shared_volume_count: false,
     rejects_lost_and_stop_after: false,
     server_claim_check: ServerClaimCheck::OtherJobsWriters,
@@ -401,6 +416,8 @@ pub static NOMAD_2_0_5: Release = Release {
     affinity_score_always_appended: true,
     lists_empty_datacenters: false,
     node_pools: true,
+    dynamic_host_volumes: true,
+    host_volumes_class_cached: false,
     validates_shared_volume_count: true,
     rejects_lost_and_stop_after: true,
     server_claim_check: ServerClaimCheck::FreeClaims,

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+pub use super::access::AttachmentMode;
 use super::access::{AccessMode, ClaimMode};
 use super::expect::Expectation;
 use super::ids::{PluginId, VolumeId};
@@ -38,6 +39,10 @@ pub struct Scenario {
     pub initial_allocations: Vec<InitialAllocation>,
     /// The wall-clock time of simulated 0s (`start_time`).
     pub start_time: super::periodic::WallClock,
+    /// Dynamic host volumes (`volumes:` entries of `type: host`).
+    pub host_volumes: Vec<super::host_volume::HostVolumeSpec>,
+    /// Host volume plugins (`plugins:` entries of `type: host`).
+    pub host_plugins: Vec<super::host_volume::HostPluginSpec>,
 }
 
 impl Scenario {
@@ -50,6 +55,27 @@ impl Scenario {
             .enumerate()
             .map(|(i, v)| (v.name.clone(), VolumeId::from_index(i)))
             .collect();
+    }
+
+    /// Each node's dynamic host volume entries from `host_volumes`, as the
+    /// loader puts them (after a change to the nodes or the volumes: a
+    /// copied node has none of its original's).
+    pub fn place_host_volumes(&mut self) {
+        for node in &mut self.nodes {
+            node.host_volumes.retain(|v| v.dynamic.is_none());
+        }
+        for (index, volume) in self.host_volumes.iter().enumerate() {
+            let entries = &mut self.nodes[volume.node.index()].host_volumes;
+            let at = entries.partition_point(|v| v.name < volume.name);
+            entries.insert(
+                at,
+                super::host_volume::NodeHostVolume {
+                    name: volume.name.clone(),
+                    read_only: false,
+                    dynamic: Some(super::host_volume::HostVolumeId::from_index(index)),
+                },
+            );
+        }
     }
 
     /// Whether every event about a job comes after the job's submission:
@@ -147,6 +173,9 @@ pub struct NodeSpec {
     pub node_pool: String,
     /// The client's `reserved.reserved_ports`.
     pub reserved_ports: crate::model::ports::PortRanges,
+    /// The node's host volumes (`Node.HostVolumes`), static and dynamic,
+    /// sorted by name.
+    pub host_volumes: Vec<super::host_volume::NodeHostVolume>,
 }
 
 /// The namespace every job and volume is in unless it says otherwise
@@ -288,12 +317,6 @@ impl CsiPluginType {
 pub struct TaskPlugin {
     pub plugin: PluginId,
     pub kind: CsiPluginType,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum AttachmentMode {
-    FileSystem,
-    BlockDevice,
 }
 
 /// One way a volume can be used (Nomad's `capability` block).
@@ -612,6 +635,8 @@ pub struct GroupSpec {
     pub name: String,
     pub count: u32,
     pub volumes: Vec<VolumeRequest>,
+    /// The group's `volume` blocks of `type: host`.
+    pub host_volumes: Vec<super::host_volume::HostVolumeRequest>,
     /// Group-level constraints, checked after the job's.
     pub constraints: Vec<Constraint>,
     pub reschedule: ReschedulePolicy,

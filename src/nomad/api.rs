@@ -120,6 +120,17 @@ struct ApiNode {
     reserved_resources: Option<ApiResources>,
     #[serde(rename = "CSINodePlugins")]
     csi_node_plugins: Option<BTreeMap<String, Option<ApiCsiInfo>>>,
+    host_volumes: Option<BTreeMap<String, Option<ApiHostVolume>>>,
+}
+
+/// A node's `HostVolumes` entry (`structs.ClientHostVolumeConfig`).
+#[derive(Clone, Deserialize, Default)]
+#[serde(default, rename_all = "PascalCase")]
+struct ApiHostVolume {
+    read_only: Option<bool>,
+    /// Set for a dynamic host volume (which the volumes list carries).
+    #[serde(rename = "ID")]
+    id: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -341,6 +352,7 @@ pub fn read(files: &dyn ExportSource) -> Result<ImportedCluster, LoadError> {
             .into_iter()
             .map(|id| RawPlugin {
                 id,
+                plugin_type: None,
                 enforces_access_mode: false,
                 publish_latency: None,
                 controller_required: None,
@@ -624,7 +636,29 @@ fn raw_node(
             .and_then(|r| r.networks.as_ref())
             .and_then(|n| n.reserved_host_ports.clone())
             .filter(|p| !p.is_empty()),
+        host_volumes: static_host_volumes(full),
     }
+}
+
+/// The node's static host volumes (its client configuration's); a dynamic
+/// one, which has an id, is left out.
+fn static_host_volumes(node: &ApiNode) -> Option<Vec<RawNodeHostVolume>> {
+    let volumes: Vec<RawNodeHostVolume> = node
+        .host_volumes
+        .iter()
+        .flatten()
+        .filter_map(|(name, config)| {
+            let config = config.clone().unwrap_or_default();
+            config
+                .id
+                .is_none_or(|id| id.is_empty())
+                .then(|| RawNodeHostVolume {
+                    name: name.clone(),
+                    read_only: config.read_only.filter(|&r| r),
+                })
+        })
+        .collect();
+    (!volumes.is_empty()).then_some(volumes)
 }
 
 /// CPU and memory less the reserved, if the node has NodeResources.

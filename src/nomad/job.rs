@@ -126,6 +126,8 @@ pub struct NomadVolumeRequest {
     pub per_alloc: bool,
     pub access_mode: Option<String>,
     pub attachment_mode: Option<String>,
+    /// A host volume request's `sticky` (not modelled: warned about).
+    pub sticky: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -288,15 +290,26 @@ fn raw_group(
     };
     let mut volumes = BTreeMap::new();
     for request in &group.volumes {
-        if request.volume_type != "csi" {
+        if request.volume_type != "csi" && request.volume_type != "host" {
+            return Err(file_error(
+                file,
+                request.at,
+                format!(
+                    "group \"{}\" volume \"{}\": volume has unrecognized type {} (expected csi or host)",
+                    group.name, request.alias, request.volume_type
+                ),
+            ));
+        }
+        if request.sticky {
+            // TaskGroupHostVolumeClaim: a sticky request is pinned to the
+            // volume its first allocation got.
             ignored.push((
                 format!(
-                    "group \"{}\" volume \"{}\" of type \"{}\" (plansim models CSI volumes)",
-                    group.name, request.alias, request.volume_type
+                    "group \"{}\" volume \"{}\" sticky (sticky host volume claims are not modelled)",
+                    group.name, request.alias
                 ),
                 request.at,
             ));
-            continue;
         }
         volumes.insert(
             request.alias.clone(),
@@ -480,8 +493,12 @@ fn raw_volume_request(
     file: &str,
     request: &NomadVolumeRequest,
 ) -> Result<RawVolumeRequest, LoadError> {
+    let host = request.volume_type == "host";
     let access_mode = match &request.access_mode {
-        Some(mode) => Some(parse_access_mode(file, request.at, mode)?),
+        Some(mode) if host => Some(parse_any_access_mode(file, request.at, mode)?),
+        Some(mode) => Some(RawAccessMode::from_csi(parse_access_mode(
+            file, request.at, mode,
+        )?)),
         None => None,
     };
     let attachment_mode = match &request.attachment_mode {
@@ -492,11 +509,15 @@ fn raw_volume_request(
         return Err(file_error(
             file,
             request.at,
-            format!("volume \"{}\": a CSI volume needs a source", request.alias),
+            format!("volume \"{}\": volume has an empty source", request.alias),
         ));
     }
     Ok(RawVolumeRequest {
-        volume_type: RawVolumeType::Csi,
+        volume_type: if host {
+            RawVolumeType::Host
+        } else {
+            RawVolumeType::Csi
+        },
         source: request.source.clone(),
         read_only: request.read_only.then_some(true),
         per_alloc: request.per_alloc.then_some(true),
@@ -522,6 +543,29 @@ pub fn parse_access_mode(
                 ),
             )
         })
+}
+
+/// An access mode of either family (a host volume request or spec may
+/// name a CSI mode, which the resolver then refuses in Nomad's words).
+pub fn parse_any_access_mode(
+    file: &str,
+    at: Option<Position>,
+    text: &str,
+) -> Result<RawAccessMode, LoadError> {
+    use crate::model::host_volume::HostAccessMode;
+    if let Some(mode) = HostAccessMode::parse(text) {
+        return Ok(RawAccessMode::from_host(mode));
+    }
+    match AccessMode::ALL.into_iter().find(|mode| mode.name() == text) {
+        Some(mode) => Ok(RawAccessMode::from_csi(mode)),
+        None => Err(file_error(
+            file,
+            at,
+            format!(
+                "access_mode \"{text}\" is not an access mode (expected single-node-reader-only, single-node-writer, single-node-single-writer or single-node-multi-writer for a host volume)"
+            ),
+        )),
+    }
 }
 
 pub fn parse_attachment_mode(

@@ -544,6 +544,7 @@ fn group_volumes(g: &Fields, text: &str, file: &str) -> Result<Vec<NomadVolumeRe
                 per_alloc: r.boolean("PerAlloc")?.unwrap_or(false),
                 access_mode: r.string("AccessMode")?.filter(|s| !s.is_empty()),
                 attachment_mode: r.string("AttachmentMode")?.filter(|s| !s.is_empty()),
+                sticky: r.boolean("Sticky")?.unwrap_or(false),
             });
         }
     }
@@ -736,6 +737,9 @@ pub fn volume_from_value(inner: &Value, text: &str, file: &str) -> Result<NomadV
         plugin_id: text_of("plugin_id").unwrap_or_default(),
         // The API gives every volume its namespace; "" is Nomad's unset.
         namespace: text_of("namespace").filter(|n| !n.is_empty()),
+        name: text_of("name").unwrap_or_default(),
+        node_id: text_of("node_id").filter(|n| !n.is_empty()),
+        node_pool: text_of("node_pool").filter(|n| !n.is_empty()),
         ..NomadVolume::default()
     };
     let capability_list = get("RequestedCapabilities").or(get("capability"));

@@ -28,6 +28,11 @@ pub struct NomadVolume {
     pub legacy_mode: bool,
     /// The spec's `namespace`, if it names one.
     pub namespace: Option<String>,
+    /// The spec's `name` (a host volume is mounted by it).
+    pub name: String,
+    /// A host volume spec's `node_id` and `node_pool`.
+    pub node_id: Option<String>,
+    pub node_pool: Option<String>,
     pub ignored: super::job::Ignored,
 }
 
@@ -132,6 +137,9 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
                 "type" => volume.volume_type = hcl.string(attr)?,
                 "plugin_id" => volume.plugin_id = hcl.string(attr)?,
                 "namespace" => volume.namespace = Some(hcl.string(attr)?),
+                "name" => volume.name = hcl.string(attr)?,
+                "node_id" => volume.node_id = Some(hcl.string(attr)?),
+                "node_pool" => volume.node_pool = Some(hcl.string(attr)?),
                 // Capacity, names, snapshots: nothing that decides placement.
                 key if QUIET_SPEC_KEYS.contains(&key) => {}
                 key => volume
@@ -221,7 +229,6 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
 /// `command/volume_register_csi.go:csiDecodeVolume` decodes them at
 /// v2.0.5) that cannot change placement, skipped without a word.
 const QUIET_SPEC_KEYS: &[&str] = &[
-    "name",
     "external_id",
     "capacity_min",
     "capacity_max",
@@ -310,6 +317,11 @@ const VOLUME_JSON_KEYS: &[&str] = &[
     "topologyrequest",
     "capacitymin",
     "capacitymax",
+    "nodeid",
+    "nodepool",
+    "hostpath",
+    "state",
+    "constraints",
 ];
 
 /// A JSON volume's key as both its shapes share it: the API writes
@@ -344,20 +356,30 @@ fn blocks<'b>(block: &'b Block, ident: &'b str) -> impl Iterator<Item = &'b Bloc
 }
 
 /// Maps a volume spec onto a raw volume entry.
-pub fn to_raw_volume(volume: NomadVolume, file: &str) -> Result<RawVolume, LoadError> {
-    if volume.volume_type != "csi" {
-        return Err(file_error(
-            file,
-            volume.at,
-            format!(
-                "volume type \"{}\": plansim models CSI volumes (type = \"csi\")",
-                volume.volume_type
-            ),
-        ));
+pub fn to_raw_volume(mut volume: NomadVolume, file: &str) -> Result<RawVolume, LoadError> {
+    let host = match volume.volume_type.as_str() {
+        "csi" => false,
+        "host" => true,
+        other => {
+            return Err(file_error(
+                file,
+                volume.at,
+                format!("volume type \"{other}\": expected \"csi\" or \"host\""),
+            ));
+        }
+    };
+    if host && volume.id.is_empty() {
+        // A host volume's id is a UUID Nomad gives it; jobs mount it by
+        // name, which is what plansim keys it by.
+        volume.id = std::mem::take(&mut volume.name);
     }
     let mut capabilities = Vec::with_capacity(volume.capabilities.len());
     for (access, attachment) in &volume.capabilities {
-        let access = parse_access_mode(file, volume.at, access)?;
+        let access = if host {
+            super::job::parse_any_access_mode(file, volume.at, access)?
+        } else {
+            RawAccessMode::from_csi(parse_access_mode(file, volume.at, access)?)
+        };
         let attachment = if attachment.is_empty() {
             None
         } else {
@@ -390,6 +412,11 @@ pub fn to_raw_volume(volume: NomadVolume, file: &str) -> Result<RawVolume, LoadE
         (!volume.topologies.is_empty()).then_some(volume.topologies),
     );
     raw.namespace = volume.namespace;
+    if host {
+        raw.volume_type = Some(RawVolumeType::Host);
+        raw.node = volume.node_id;
+        raw.node_pool = volume.node_pool;
+    }
     Ok(raw)
 }
 
@@ -400,12 +427,12 @@ pub fn to_raw_volume(volume: NomadVolume, file: &str) -> Result<RawVolume, LoadE
 pub fn raw_volume(
     id: String,
     plugin_id: String,
-    capabilities: &[(crate::model::access::AccessMode, Option<RawAttachmentMode>)],
+    capabilities: &[(RawAccessMode, Option<RawAttachmentMode>)],
     legacy_mode: bool,
     topologies: Option<Vec<BTreeMap<String, String>>>,
 ) -> RawVolume {
     let (access_mode, attachment_mode, capabilities) = match capabilities.first() {
-        Some(&(access, attachment)) if legacy_mode => (Some(access), attachment, None),
+        Some(&(access, attachment)) if legacy_mode => (access.csi(), attachment, None),
         _ => (
             None,
             None,
@@ -433,6 +460,9 @@ pub fn raw_volume(
         file: None,
         register_at: None,
         namespace: None,
+        volume_type: None,
+        node: None,
+        node_pool: None,
     }
 }
 

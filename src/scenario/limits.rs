@@ -31,8 +31,11 @@ pub const YAML_MAX_DEPTH: usize = 64;
 pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
 /// Nodes after templates are stamped out.
 pub const MAX_NODES: usize = 100_000;
-/// Volumes after templates are stamped out.
+/// Volumes after templates are stamped out (CSI and dynamic host volumes).
 pub const MAX_VOLUMES: usize = 200_000;
+/// Most static host volumes one node lists (Nomad sets none; each costs
+/// its name and a few bytes on the node).
+pub const MAX_HOST_VOLUMES_PER_NODE: usize = 64;
 /// Jobs after replicas are stamped out.
 pub const MAX_JOBS: usize = 100_000;
 /// Desired allocations summed over every group (and every `scale` event),

@@ -109,6 +109,17 @@ pub struct RawNode {
     pub node_pool: Option<String>,
     /// Nomad's client `reserved.reserved_ports`: "22,8500-8600".
     pub reserved_ports: Option<String>,
+    /// The client's static host volumes (`client { host_volume "x" {} }`).
+    pub host_volumes: Option<Vec<RawNodeHostVolume>>,
+}
+
+/// A static host volume of a client's configuration.
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNodeHostVolume {
+    pub name: String,
+    pub read_only: Option<bool>,
 }
 
 #[serde_with::skip_serializing_none]
@@ -125,6 +136,9 @@ pub struct RawNodePlugin {
 #[serde(deny_unknown_fields)]
 pub struct RawPlugin {
     pub id: String,
+    /// `csi` (default) or `host`: a dynamic host volume plugin.
+    #[serde(rename = "type")]
+    pub plugin_type: Option<RawPluginType>,
     pub enforces_access_mode: bool,
     pub publish_latency: Option<RawDuration>,
     pub controller_required: Option<bool>,
@@ -132,6 +146,82 @@ pub struct RawPlugin {
     pub controller_healthy: Option<bool>,
     pub controller_publish_failure: Option<f64>,
     pub node_publish_failure: Option<f64>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RawPluginType {
+    Csi,
+    Host,
+}
+
+/// An access mode as a file writes it: CSI's five and the two only host
+/// volumes have; each resolver takes the ones its volume kind has.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RawAccessMode {
+    SingleNodeReaderOnly,
+    SingleNodeWriter,
+    MultiNodeReaderOnly,
+    MultiNodeSingleWriter,
+    MultiNodeMultiWriter,
+    SingleNodeSingleWriter,
+    SingleNodeMultiWriter,
+}
+
+impl RawAccessMode {
+    /// The CSI mode of that name, if CSI has one.
+    pub fn csi(self) -> Option<AccessMode> {
+        match self {
+            RawAccessMode::SingleNodeReaderOnly => Some(AccessMode::SingleNodeReaderOnly),
+            RawAccessMode::SingleNodeWriter => Some(AccessMode::SingleNodeWriter),
+            RawAccessMode::MultiNodeReaderOnly => Some(AccessMode::MultiNodeReaderOnly),
+            RawAccessMode::MultiNodeSingleWriter => Some(AccessMode::MultiNodeSingleWriter),
+            RawAccessMode::MultiNodeMultiWriter => Some(AccessMode::MultiNodeMultiWriter),
+            RawAccessMode::SingleNodeSingleWriter | RawAccessMode::SingleNodeMultiWriter => None,
+        }
+    }
+
+    /// The host volume mode of that name, if host volumes have one.
+    pub fn host(self) -> Option<crate::model::host_volume::HostAccessMode> {
+        use crate::model::host_volume::HostAccessMode as Host;
+        match self {
+            RawAccessMode::SingleNodeReaderOnly => Some(Host::SingleNodeReaderOnly),
+            RawAccessMode::SingleNodeWriter => Some(Host::SingleNodeWriter),
+            RawAccessMode::SingleNodeSingleWriter => Some(Host::SingleNodeSingleWriter),
+            RawAccessMode::SingleNodeMultiWriter => Some(Host::SingleNodeMultiWriter),
+            _ => None,
+        }
+    }
+
+    pub fn from_csi(mode: AccessMode) -> Self {
+        match mode {
+            AccessMode::SingleNodeReaderOnly => RawAccessMode::SingleNodeReaderOnly,
+            AccessMode::SingleNodeWriter => RawAccessMode::SingleNodeWriter,
+            AccessMode::MultiNodeReaderOnly => RawAccessMode::MultiNodeReaderOnly,
+            AccessMode::MultiNodeSingleWriter => RawAccessMode::MultiNodeSingleWriter,
+            AccessMode::MultiNodeMultiWriter => RawAccessMode::MultiNodeMultiWriter,
+        }
+    }
+
+    pub fn from_host(mode: crate::model::host_volume::HostAccessMode) -> Self {
+        use crate::model::host_volume::HostAccessMode as Host;
+        match mode {
+            Host::SingleNodeReaderOnly => RawAccessMode::SingleNodeReaderOnly,
+            Host::SingleNodeWriter => RawAccessMode::SingleNodeWriter,
+            Host::SingleNodeSingleWriter => RawAccessMode::SingleNodeSingleWriter,
+            Host::SingleNodeMultiWriter => RawAccessMode::SingleNodeMultiWriter,
+        }
+    }
+
+    /// The name as files write it.
+    pub fn name(self) -> &'static str {
+        match (self.csi(), self.host()) {
+            (Some(csi), _) => csi.name(),
+            (None, Some(host)) => host.name(),
+            (None, None) => unreachable!("every raw mode is CSI's or a host volume's"),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -163,13 +253,21 @@ pub struct RawVolume {
     pub register_at: Option<RawDuration>,
     /// Nomad's volume `namespace`; "default" when not given.
     pub namespace: Option<String>,
+    /// `csi` (default) or `host`: a dynamic host volume (Nomad 1.10+).
+    #[serde(rename = "type")]
+    pub volume_type: Option<RawVolumeType>,
+    /// A host volume: the node it was created on.
+    pub node: Option<String>,
+    /// A host volume: created on the first node of this pool (in file
+    /// order), when `node` is not given.
+    pub node_pool: Option<String>,
 }
 
 /// Nomad's volume `capability` block.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawCapability {
-    pub access_mode: AccessMode,
+    pub access_mode: RawAccessMode,
     pub attachment_mode: RawAttachmentMode,
 }
 
@@ -397,7 +495,7 @@ pub struct RawVolumeRequest {
     pub source: String,
     pub read_only: Option<bool>,
     pub per_alloc: Option<bool>,
-    pub access_mode: Option<AccessMode>,
+    pub access_mode: Option<RawAccessMode>,
     pub attachment_mode: Option<RawAttachmentMode>,
 }
 

@@ -293,6 +293,7 @@ mod tests {
             }]),
             node_pool: None,
             reserved_ports: None,
+            host_volumes: None,
         };
         node.stamp("3");
         assert_eq!(node.id, "client-3");
@@ -319,6 +320,7 @@ mod tests {
             csi_plugins: None,
             node_pool: None,
             reserved_ports: None,
+            host_volumes: None,
         };
         let mut budget = TemplateBudget::default();
         budget.charge(&node, 5000).unwrap();

@@ -155,6 +155,11 @@ impl Simulation<'_> {
                 self.metrics.violation_time += horizon - since;
             }
         }
+        for mounts in &mut self.host_volume_table.mounts {
+            if let Some(since) = mounts.violating_since.take() {
+                self.metrics.violation_time += horizon - since;
+            }
+        }
         // A system or sysbatch job's allocations are not in `desired`.
         self.metrics.desired = self
             .jobs

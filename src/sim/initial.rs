@@ -105,8 +105,13 @@ impl Simulation<'_> {
                 VolumeClaims::boxed(volumes, claim_modes, next_volume),
                 running.then_some(Millis::ZERO).into(),
             ));
+            self.note_host_writers(id);
             if running {
-                // Running before the run began: its checks have passed.
+                // Running before the run began: its checks have passed,
+                // and its host volumes are mounted, whatever a plugin
+                // would have refused (a cluster's state is taken as it is;
+                // one the node lacks is left unmounted).
+                let _ = self.mount_host_volumes(id, false);
                 self.on_alloc_healthy(id);
             }
             let kind = if running {

@@ -39,6 +39,7 @@ impl Simulation<'_> {
         self.check_drain_plugin_invariant();
         self.check_distinct_invariants();
         self.check_port_invariants();
+        self.check_host_volume_invariants();
     }
 
     /// Every port held belongs to a live allocation on that node whose

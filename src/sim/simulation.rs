@@ -236,6 +236,8 @@ pub(crate) struct Simulation<'s> {
     pub(crate) publish_rng: SimRng,
     /// The ports allocations hold, per node that has any (state/ports.rs).
     pub(crate) ports: crate::sim::state::ports::PortTable,
+    /// Writers and mounts of dynamic host volumes (state/host_volumes.rs).
+    pub(crate) host_volume_table: crate::sim::state::host_volumes::HostVolumeTable,
     /// Per periodic parent, its launched children that may still be
     /// running (the `prohibit_overlap` check, server/periodic.rs).
     pub(crate) launched: BTreeMap<JobId, Vec<JobId>>,
@@ -330,6 +332,9 @@ impl<'s> Simulation<'s> {
             unregistered,
             publish_rng: SimRng::new(options.seed, Stream::PublishFailure),
             ports: Default::default(),
+            host_volume_table: crate::sim::state::host_volumes::HostVolumeTable::new(
+                scenario.host_volumes.len(),
+            ),
             launched: BTreeMap::new(),
         }
     }

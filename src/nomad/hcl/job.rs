@@ -336,6 +336,7 @@ fn parse_volume_request(hcl: &HclFile, block: &Block) -> Result<NomadVolumeReque
             "per_alloc" => request.per_alloc = hcl.boolean(attr)?,
             "access_mode" => request.access_mode = Some(hcl.string(attr)?),
             "attachment_mode" => request.attachment_mode = Some(hcl.string(attr)?),
+            "sticky" => request.sticky = hcl.boolean(attr)?,
             _ => {}
         }
     }

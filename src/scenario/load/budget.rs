@@ -34,7 +34,8 @@ pub(super) fn check_allocation_budget(
     // Every 8 ports an allocation holds cost about what its record does.
     let weight = |job: &JobSpec, group: usize| {
         let spec = &job.groups[group];
-        1 + spec.volumes.len() as u64 + spec.ports.len().div_ceil(8) as u64
+        1 + (spec.volumes.len() + spec.host_volumes.len()) as u64
+            + spec.ports.len().div_ceil(8) as u64
     };
     // A system job's group runs on every node.
     let mut total: u64 = jobs

@@ -36,12 +36,14 @@ pub(super) fn resolve_group(
     check_allocation_count(count, &format!("{path}.count"), at)?;
     crate::scenario::system::check_system_group(kind, group, &path, at)?;
     let volumes = resolve_volume_requests(group, &path, volume_by_name)?;
-    let tasks = resolve_tasks(entry, &path, &volumes, driver_names)?;
+    let host_volumes = super::host_volumes::resolve_host_requests(group, &path)?;
+    let tasks = resolve_tasks(entry, &path, &volumes, &host_volumes, driver_names)?;
     let reschedule = resolve_reschedule(group.reschedule.as_ref(), kind, at, &path)?;
     Ok(GroupSpec {
         name: group.name.clone(),
         count,
         volumes,
+        host_volumes,
         reschedule,
         cpu: tasks.cpu,
         memory: tasks.memory,
@@ -72,13 +74,20 @@ fn resolve_volume_requests(
         let request_path = format!("{path}.volumes[{alias}]");
         let raw = &request.value;
         if raw.volume_type == RawVolumeType::Host {
-            return fail(
-                request.referenced,
-                format!(
-                    "{request_path}.type: host volumes are out of scope; plansim models CSI volumes (type: csi)"
-                ),
-            );
+            continue; // host_volumes::resolve_host_requests
         }
+        let access_mode = match raw.access_mode {
+            None => None,
+            Some(mode) => Some(mode.csi().ok_or_else(|| {
+                (
+                    Some(request.referenced),
+                    format!(
+                        "{request_path}.access_mode: {} is a host volume access mode; a CSI volume is mounted in single-node-reader-only, single-node-writer, multi-node-reader-only, multi-node-single-writer or multi-node-multi-writer",
+                        mode.name()
+                    ),
+                )
+            })?),
+        };
         let per_alloc = raw.per_alloc.unwrap_or(false);
         let source = if per_alloc {
             let prefix = format!("{}[", raw.source);
@@ -118,7 +127,7 @@ fn resolve_volume_requests(
             alias: alias.clone(),
             source,
             mode: ClaimMode::from_read_only(raw.read_only.unwrap_or(false)),
-            access_mode: raw.access_mode,
+            access_mode,
             attachment_mode: raw.attachment_mode.map(attachment),
         });
     }
@@ -145,6 +154,7 @@ fn resolve_tasks(
     entry: &Spanned<RawGroup>,
     path: &str,
     volumes: &[VolumeRequest],
+    host_volumes: &[crate::model::host_volume::HostVolumeRequest],
     driver_names: &mut DriverNames,
 ) -> Result<TaskSums, Fail> {
     let (at, group) = (entry.referenced, &entry.value);
@@ -164,7 +174,9 @@ fn resolve_tasks(
             drivers.union(driver_names.set([driver], task.referenced, &|| task_path.clone())?);
         healthy_after = healthy_after.max(task.value.healthy_after.map_or(Millis::ZERO, |d| d.0));
         for mount in task.value.volume_mounts.iter().flatten() {
-            if !volumes.iter().any(|v| v.alias == mount.volume) {
+            let declared = volumes.iter().any(|v| v.alias == mount.volume)
+                || host_volumes.iter().any(|v| v.alias == mount.volume);
+            if !declared {
                 return fail(
                     task.referenced,
                     format!(

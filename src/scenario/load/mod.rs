@@ -12,6 +12,7 @@ mod entries;
 mod events;
 mod expect;
 mod groups;
+mod host_volumes;
 mod initial;
 mod jobs;
 mod network;

@@ -82,6 +82,11 @@ pub(super) fn resolve_nodes(
                 None => driver_names.set(["docker", "exec"], at, &path)?,
             };
             let node_pool = resolve_node_pool(node.node_pool, at, &path)?;
+            let host_volumes = super::host_volumes::resolve_node_host_volumes(
+                node.host_volumes.as_deref(),
+                at,
+                &path,
+            )?;
             let reserved_ports = super::network::resolve_reserved_ports(
                 node.reserved_ports.as_deref(),
                 &path(),
@@ -99,6 +104,7 @@ pub(super) fn resolve_nodes(
                 csi_plugins,
                 node_pool,
                 reserved_ports,
+                host_volumes,
             });
         }
     }

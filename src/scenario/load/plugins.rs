@@ -74,6 +74,7 @@ pub(super) fn declare_job_plugins(plugins: &mut Vec<Spanned<RawPlugin>>, jobs: &
                     plugins.push(Spanned::new(
                         RawPlugin {
                             id: plugin.id.clone(),
+                            plugin_type: None,
                             enforces_access_mode: false,
                             publish_latency: None,
                             controller_required: None,

@@ -10,6 +10,7 @@ use super::cluster::resolve_cluster;
 use super::entries::DriverNames;
 use super::events::{DanglingEvents, resolve_events};
 use super::expect::resolve_expectations;
+use super::host_volumes::{resolve_host_plugins, resolve_host_volumes, take_host_entries};
 use super::initial::resolve_initial_allocations;
 use super::jobs::{expand_datacenter_globs, resolve_jobs};
 use super::nodes::resolve_nodes;
@@ -167,6 +168,13 @@ fn resolve_scenario(
     };
 
     declare_job_plugins(&mut raw.plugins, &raw.jobs);
+    let host_plugins = take_host_entries(&mut raw.plugins, |p| {
+        p.plugin_type == Some(crate::scenario::raw::RawPluginType::Host)
+    });
+    let host_plugins = resolve_host_plugins(&host_plugins, &raw.plugins)?;
+    let host_volumes = take_host_entries(&mut raw.volumes, |v| {
+        v.volume_type == Some(crate::scenario::raw::RawVolumeType::Host)
+    });
     let mut plugins = resolve_plugins(&raw.plugins)?;
     let plugin_ids: BTreeMap<&str, PluginId> = plugins
         .iter()
@@ -177,6 +185,7 @@ fn resolve_scenario(
     let mut budget = TemplateBudget::default();
     let mut nodes = resolve_nodes(&raw.nodes, &plugin_ids, &mut drivers, &mut budget)?;
     let volumes = resolve_volumes(&raw.volumes, &plugin_ids, &mut budget)?;
+    let host_volumes = resolve_host_volumes(&host_volumes, &mut nodes, &host_plugins)?;
     let volume_by_name: BTreeMap<String, VolumeId> = volumes
         .iter()
         .enumerate()
@@ -244,5 +253,7 @@ fn resolve_scenario(
         volume_by_name,
         driver_names: drivers.0,
         start_time,
+        host_volumes,
+        host_plugins,
     })
 }

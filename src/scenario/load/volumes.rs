@@ -34,6 +34,15 @@ pub(super) fn resolve_volumes(
         )?;
         for volume in copies {
             ids.insert(&volume.id, at)?;
+            if volume.node.is_some() || volume.node_pool.is_some() {
+                return fail(
+                    at,
+                    format!(
+                        "volumes[{}]: node and node_pool place a host volume (type: host); a CSI volume has neither",
+                        volume.id
+                    ),
+                );
+            }
             if volume.plugin_id.is_empty() {
                 return fail(at, format!("volumes[{}].plugin_id: missing", volume.id));
             }
@@ -54,13 +63,26 @@ pub(super) fn resolve_volumes(
                     access_mode,
                     attachment_mode,
                 }],
-                (None, Some(list)) if !list.is_empty() => list
-                    .iter()
-                    .map(|c| Capability {
-                        access_mode: c.access_mode,
-                        attachment_mode: attachment(c.attachment_mode),
-                    })
-                    .collect(),
+                (None, Some(list)) if !list.is_empty() => {
+                    let mut capabilities = Vec::with_capacity(list.len());
+                    for c in list {
+                        let Some(access_mode) = c.access_mode.csi() else {
+                            return fail(
+                                at,
+                                format!(
+                                    "volumes[{}].capabilities: {} is a host volume access mode; give type: host for a host volume",
+                                    volume.id,
+                                    c.access_mode.name()
+                                ),
+                            );
+                        };
+                        capabilities.push(Capability {
+                            access_mode,
+                            attachment_mode: attachment(c.attachment_mode),
+                        });
+                    }
+                    capabilities
+                }
                 (None, _) => {
                     return fail(
                         at,

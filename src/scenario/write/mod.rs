@@ -13,6 +13,7 @@
 //! job's own update block, the defaults Nomad filled in), and the raw types
 //! lack what the model resolved.
 
+mod host_volumes;
 mod lifecycle;
 pub mod model;
 mod network;

@@ -189,6 +189,7 @@ fn write_nodes(out: &mut String, scenario: &Scenario) {
             let _ = writeln!(out, "    topology: {}", string_map(&node.topology));
         }
         super::network::write_reserved_ports(out, &node.reserved_ports);
+        super::host_volumes::write_node_host_volumes(out, &node.host_volumes);
         // Slots a plugin job's allocations fill come back from its tasks.
         let declared: Vec<_> = node.csi_plugins.iter().filter(|p| !p.from_job).collect();
         if !declared.is_empty() {
@@ -212,10 +213,11 @@ fn write_nodes(out: &mut String, scenario: &Scenario) {
 }
 
 fn write_plugins(out: &mut String, scenario: &Scenario) {
-    if scenario.plugins.is_empty() {
+    if scenario.plugins.is_empty() && scenario.host_plugins.is_empty() {
         return;
     }
     out.push_str("\nplugins:\n");
+    super::host_volumes::write_host_plugins(out, scenario);
     for plugin in &scenario.plugins {
         let mut line = format!(
             "  - {{id: {}, enforces_access_mode: {}",
@@ -263,10 +265,11 @@ fn attachment_name(mode: AttachmentMode) -> &'static str {
 }
 
 fn write_volumes(out: &mut String, scenario: &Scenario) {
-    if scenario.volumes.is_empty() {
+    if scenario.volumes.is_empty() && scenario.host_volumes.is_empty() {
         return;
     }
     out.push_str("\nvolumes:\n");
+    super::host_volumes::write_host_volumes(out, scenario);
     for volume in &scenario.volumes {
         let mut line = format!(
             "  - {{id: {}, plugin_id: {}",
@@ -439,8 +442,9 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
 
 /// The group's `volumes:` requests.
 fn write_volume_requests(out: &mut String, scenario: &Scenario, group: &GroupSpec) {
-    if !group.volumes.is_empty() {
+    if !group.volumes.is_empty() || !group.host_volumes.is_empty() {
         out.push_str("        volumes:\n");
+        super::host_volumes::write_host_requests(out, group);
         for request in &group.volumes {
             let (source, per_alloc) = match &request.source {
                 VolumeSource::Shared(id) => (scenario.volumes[id.index()].name.as_str(), false),

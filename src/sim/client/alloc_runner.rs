@@ -51,7 +51,7 @@ impl Simulation<'_> {
             return;
         }
         if self.allocs[id.index()].volumes().is_empty() {
-            self.start_running(id);
+            self.start_tasks(id);
         } else {
             self.begin_claiming(id);
             self.claim_attempt(id);
@@ -412,7 +412,7 @@ impl Simulation<'_> {
             self.begin_claiming(id);
             self.claim_attempt(id);
         } else {
-            self.start_running(id);
+            self.start_tasks(id);
         }
     }
 
@@ -430,6 +430,16 @@ impl Simulation<'_> {
         }
         let attached = self.count_of_plugin(published.keys(), plugin);
         (attached >= spec.max_volumes as usize).then_some(attached)
+    }
+
+    /// The claims are in place: the host volume hook mounts the host
+    /// volumes, then the tasks start.
+    fn start_tasks(&mut self, id: AllocId) {
+        if let Err(detail) = self.mount_host_volumes(id, true) {
+            self.finish_alloc(id, AllocState::Failed, &detail);
+            return;
+        }
+        self.start_running(id);
     }
 
     pub(crate) fn start_running(&mut self, id: AllocId) {
@@ -516,6 +526,7 @@ impl Simulation<'_> {
         for &(volume, _) in &volumes {
             count_down(&mut node_state.alloc_volumes, volume);
         }
+        self.unmount_host_volumes(id);
         if matches!(terminal, AllocState::Lost | AllocState::Stopped) {
             // Desired status stop: CSIVolumesByNodeID stops counting it. A
             // failed or completed allocation keeps desired status run.

@@ -28,6 +28,7 @@ mod alloc_runner;
 mod disconnect;
 pub mod disconnect_state;
 mod health;
+mod host_mounts;
 mod plugin_restart;
 mod plugins;
 mod publish_failures;

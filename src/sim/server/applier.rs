@@ -155,6 +155,7 @@ impl Simulation<'_> {
             Vec::new()
         };
         if self.behaviour.plan_aware_claims {
+            self.host_writers_hold(placements)?;
             // Each claim is checked against the volume's claims, the
             // accepted node plans' and this node plan's earlier ones (added
             // to `accepted_claims` as they pass, taken back if the node plan
@@ -175,6 +176,38 @@ impl Simulation<'_> {
             checked?;
         }
         Ok(ports)
+    }
+
+    /// Plan-aware: no placement of the node plan asks a single-writer host
+    /// volume in that mode while another allocation writes it, counting
+    /// the writers committed and the node plan's earlier placements (a
+    /// host volume lives on one node, so no other node plan can add one).
+    fn host_writers_hold(&self, placements: &[Placement]) -> Result<(), String> {
+        use crate::model::host_volume::HostAccessMode;
+        let mut added: BTreeMap<crate::model::host_volume::HostVolumeId, u32> = BTreeMap::new();
+        for placement in placements {
+            let spec = &self.scenario.jobs[placement.group.job.index()]
+                .groups_of(placement.version)[placement.group.group_index()];
+            if spec.host_volumes.is_empty() {
+                continue;
+            }
+            let uses = self.dynamic_host_uses(spec, placement.index, placement.node);
+            let single_writer = spec
+                .host_volumes
+                .iter()
+                .map(|r| r.mode() == HostAccessMode::SingleNodeSingleWriter);
+            for ((volume, writes), single) in uses.into_iter().zip(single_writer) {
+                let writers = self.host_volume_table.writers[volume.index()].len() as u32
+                    + added.get(&volume).copied().unwrap_or(0);
+                if single && writers > 0 {
+                    return Err(FilterReason::HostVolumeWriter.describe(self.scenario));
+                }
+                if writes {
+                    *added.entry(volume).or_default() += 1;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Plan-aware: every claim of the node plan passes the check against
@@ -360,6 +393,7 @@ impl Simulation<'_> {
             running_since: MaybeStamp::NONE,
         });
         self.watch_deployment_alloc(id);
+        self.note_host_writers(id);
         self.after(self.scenario.cluster.pull_delay, Event::AllocPulled(id));
     }
 }

@@ -69,6 +69,9 @@ impl Simulation<'_> {
         if let Some(problem) = self.node_pool_problem(job) {
             return Some(problem);
         }
+        if let Some(problem) = self.host_volume_problem(job) {
+            return Some(problem);
+        }
         for (g, group) in spec.groups.iter().enumerate() {
             let count = self.jobs[job.index()].counts[g];
             for request in &group.volumes {
@@ -151,6 +154,36 @@ impl Simulation<'_> {
                 return None;
             };
             Some(format!("task group {}: {}", group.name, refusal(which)))
+        })
+    }
+
+    /// `VolumeRequest.Validate` for host volume requests: before 1.10 a
+    /// host volume request may name no access or attachment mode ("host
+    /// volumes cannot have an access mode"); from 1.10 a reader-only one
+    /// must be read-only.
+    fn host_volume_problem(&self, job: JobId) -> Option<String> {
+        use crate::model::host_volume::HostAccessMode;
+        let spec = &self.scenario.jobs[job.index()];
+        let dynamic = self.behaviour.release.dynamic_host_volumes;
+        spec.groups.iter().find_map(|group| {
+            let problem = group.host_volumes.iter().find_map(|request| {
+                let problem = if !dynamic && request.attachment_mode.is_some() {
+                    "host volumes cannot have an attachment mode".to_string()
+                } else if !dynamic && request.access_mode.is_some() {
+                    "host volumes cannot have an access mode".to_string()
+                } else if request.access_mode == Some(HostAccessMode::SingleNodeReaderOnly)
+                    && !request.read_only
+                {
+                    format!(
+                        "{} volumes must be read-only",
+                        HostAccessMode::SingleNodeReaderOnly
+                    )
+                } else {
+                    return None;
+                };
+                Some(format!("volume {}: {problem}", request.alias))
+            })?;
+            Some(format!("task group {} {problem}", group.name))
         })
     }
 

@@ -12,6 +12,7 @@
 //! - `slots.rs`: a group's allocation per index (the alloc name's `[i]`).
 
 pub mod alloc_parts;
+pub mod host_volumes;
 pub mod ports;
 pub mod slots;
 pub mod store;

@@ -64,6 +64,11 @@ pub(crate) struct PlanContext {
     /// exhausted (zero outside `select_node`), and the classes it touched.
     pub(crate) class_tally: Vec<[u32; 2]>,
     pub(crate) class_touched: Vec<u32>,
+    /// The allocation index of the placement being scored (a `per_alloc`
+    /// host volume request's suffix).
+    pub(crate) alloc_index: u32,
+    /// Writers the plan adds to each dynamic host volume.
+    pub(crate) host_writers: BTreeMap<crate::model::host_volume::HostVolumeId, u32>,
 }
 
 /// What scoring a node for one placement reads that does not depend on the

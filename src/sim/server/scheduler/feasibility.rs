@@ -80,6 +80,12 @@ pub enum FilterReason {
     /// Too few free ports in the node's dynamic range (`AssignPorts`,
     /// `getDynamicPortsPrecise`): "network: dynamic port selection failed".
     DynamicPortsExhausted,
+    /// The node lacks a host volume the group asks for, or cannot give it
+    /// in the asked mode (`FilterConstraintHostVolumes`).
+    HostVolumes,
+    /// Plan-aware: a single-writer host volume already has a writer, or
+    /// will have one by this plan (the fix's own words, not Nomad's).
+    HostVolumeWriter,
 }
 
 impl FilterReason {
@@ -144,6 +150,10 @@ impl FilterReason {
                 volume(v)
             ),
             FilterReason::DistinctHosts => "distinct_hosts".to_string(),
+            FilterReason::HostVolumes => "missing compatible host volumes".to_string(),
+            FilterReason::HostVolumeWriter => {
+                "host volume is single-node-single-writer and already has a writer".to_string()
+            }
             FilterReason::DistinctProperty {
                 group,
                 index,

@@ -124,6 +124,7 @@ impl Simulation<'_> {
                 // are free for the new one.
                 self.append_stop(&mut ctx, &mut plan, previous);
             }
+            ctx.alloc_index = want.index;
             match self.select_node(&mut ctx, want.group, &volumes, &penalty) {
                 Ok(node) => self.add_placement(&mut ctx, &mut plan, &want, node, volumes),
                 Err(rejection) => self.note_unplaced(

@@ -32,6 +32,7 @@ pub mod classes;
 pub mod context;
 pub mod feasibility;
 mod generic;
+mod host_volumes;
 pub mod hot;
 mod network;
 pub mod plan;

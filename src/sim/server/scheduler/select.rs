@@ -326,6 +326,7 @@ impl Simulation<'_> {
         } = *ask;
         // Read only where the class's eligibility is not yet known.
         let node_spec = || &self.scenario.nodes[node.index()];
+        let release = self.behaviour.release;
         let class = self.node_table.class(node);
         let classes = self.class_count;
         match ctx.job_classes[class as usize] {
@@ -352,8 +353,12 @@ impl Simulation<'_> {
         match cached {
             Some(false) => return Err(FilterReason::ComputedClassIneligible),
             Some(true) => {
-                // The class passed before: only the CSI check runs. In
-                // 1.2.6 a node that fails it ends the iteration.
+                // The class passed before: only the checks not cached per
+                // class run (host volumes from 1.7, then CSI). In 1.2.6 a
+                // node that fails the CSI check ends the iteration.
+                if !group_spec.host_volumes.is_empty() && !release.host_volumes_class_cached {
+                    self.check_host_volumes(ctx, node, job_spec, group_spec)?;
+                }
                 if let Err(reason) = self.check_volumes(ctx, node, volumes) {
                     ctx.stop_iterating = self.behaviour.release.class_early_return;
                     return Err(reason);
@@ -372,12 +377,25 @@ impl Simulation<'_> {
                             index: job_spec.constraints.len() + i,
                         })
                 };
+                // Before 1.7 (#18679) the host volume check is one of the
+                // class-cached ones, though a class says nothing of a
+                // node's host volumes: the first node judges its class.
+                let host_volumes = !group_spec.host_volumes.is_empty();
+                let problem = match problem {
+                    None if host_volumes && release.host_volumes_class_cached => self
+                        .check_host_volumes(ctx, node, job_spec, group_spec)
+                        .err(),
+                    problem => problem,
+                };
                 if !group_escaped {
                     ctx.group_classes[group.group_index() * classes + class as usize] =
                         Some(problem.is_none());
                 }
                 if let Some(reason) = problem {
                     return Err(reason);
+                }
+                if host_volumes && !release.host_volumes_class_cached {
+                    self.check_host_volumes(ctx, node, job_spec, group_spec)?;
                 }
                 self.check_volumes(ctx, node, volumes)?;
             }
@@ -522,6 +540,9 @@ impl Simulation<'_> {
             .propose(node, &mut ctx.proposals, cpu, memory);
         self.fill_group_counts(ctx, group).propose(node);
         self.propose_ports(&mut ctx.network, node, &spec.ports);
+        if !spec.host_volumes.is_empty() {
+            self.propose_host_volumes(ctx, spec, ctx.alloc_index, node);
+        }
         if let Some(prefs) = ctx.preferences.as_deref_mut() {
             self.note_proposed(prefs, node, group);
         }

@@ -78,6 +78,7 @@ impl Simulation<'_> {
             let volumes = self.resolve_volumes(group, SYSTEM_ALLOC_INDEX);
             self.prepare_volume_verdicts(&mut ctx, group, &volumes);
             let ask = self.ask(group);
+            ctx.alloc_index = SYSTEM_ALLOC_INDEX;
             match self.score_node(&mut ctx, node, &ask, &volumes, &[]) {
                 Ok(_) => {
                     let (volumes, claim_modes): (Vec<(VolumeId, ClaimMode)>, Vec<Capability>) =

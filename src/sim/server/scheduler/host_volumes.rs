@@ -1,0 +1,148 @@
+//! The host volume checker (`scheduler/feasible.go:HostVolumeChecker` at
+//! v1.2.6; `scheduler/feasible/feasible.go:HostVolumeChecker` at v2.0.5):
+//! a node must have every host volume a group asks for; from 1.10 a
+//! dynamic one must also offer the asked capability, and a single-writer
+//! one must have no other writer among the allocations proposed on its
+//! node, the plan's own included (#24684).
+
+use std::borrow::Cow;
+
+use crate::model::host_volume::{
+    HostAccessMode, HostVolumeId, HostVolumeRequest, NodeHostVolume, on_node,
+};
+use crate::model::ids::NodeId;
+use crate::model::scenario::{AttachmentMode, GroupSpec, JobSpec};
+use crate::sim::server::scheduler::context::PlanContext;
+use crate::sim::server::scheduler::feasibility::FilterReason;
+use crate::sim::simulation::Simulation;
+
+impl Simulation<'_> {
+    /// The source allocation `index` of a request looks up: `per_alloc`
+    /// appends `[index]` from 1.10 (`SetVolumes`); 1.2.6 ignores it for
+    /// host volumes.
+    fn host_source<'r>(&self, request: &'r HostVolumeRequest, index: u32) -> Cow<'r, str> {
+        if self.behaviour.release.dynamic_host_volumes {
+            request.source_for(index)
+        } else {
+            Cow::Borrowed(&request.source)
+        }
+    }
+
+    /// The node's entry for each of the group's requests (`None`: missing).
+    pub(crate) fn host_entries<'n, 'g>(
+        &'n self,
+        group: &'g GroupSpec,
+        index: u32,
+        node: NodeId,
+    ) -> impl Iterator<Item = (&'g HostVolumeRequest, Option<&'n NodeHostVolume>)> + 'g
+    where
+        'n: 'g,
+    {
+        let volumes = &self.scenario.nodes[node.index()].host_volumes;
+        group
+            .host_volumes
+            .iter()
+            .map(move |request| (request, on_node(volumes, &self.host_source(request, index))))
+    }
+
+    /// The dynamic host volumes allocation `index` of `group` uses on
+    /// `node` at this release, and whether each use writes.
+    pub(crate) fn dynamic_host_uses(
+        &self,
+        group: &GroupSpec,
+        index: u32,
+        node: NodeId,
+    ) -> Vec<(HostVolumeId, bool)> {
+        if group.host_volumes.is_empty() || !self.behaviour.release.dynamic_host_volumes {
+            return Vec::new();
+        }
+        self.host_entries(group, index, node)
+            .filter_map(|(request, entry)| Some((entry?.dynamic?, !request.read_only)))
+            .collect()
+    }
+
+    /// `HostVolumeChecker.Feasible` for the placement being scored.
+    #[cold]
+    pub(crate) fn check_host_volumes(
+        &self,
+        ctx: &PlanContext,
+        node: NodeId,
+        job: &JobSpec,
+        group: &GroupSpec,
+    ) -> Result<(), FilterReason> {
+        let dynamic = self.behaviour.release.dynamic_host_volumes;
+        for (request, entry) in self.host_entries(group, ctx.alloc_index, node) {
+            let Some(entry) = entry else {
+                return Err(FilterReason::HostVolumes);
+            };
+            let fits = match entry.dynamic {
+                Some(volume) if dynamic => self.dynamic_host_volume_fits(ctx, job, request, volume),
+                // 1.2.6 has no dynamic volumes: the client's configuration
+                // would give it as a static one.
+                Some(volume) => {
+                    request.read_only
+                        || !self.scenario.host_volumes[volume.index()].as_static_read_only()
+                }
+                None => request.read_only || !entry.read_only,
+            };
+            if !fits {
+                return Err(FilterReason::HostVolumes);
+            }
+        }
+        Ok(())
+    }
+
+    /// `nodeIsFeasibleForRequest` and `hostVolumeIsAvailable` (v2.0.5)
+    /// for a dynamic volume: in the job's namespace, offering the asked
+    /// capability, in a mode the mount's read-only flag agrees with, and a
+    /// single-writer volume with no other writer proposed on the node.
+    fn dynamic_host_volume_fits(
+        &self,
+        ctx: &PlanContext,
+        job: &JobSpec,
+        request: &HostVolumeRequest,
+        volume: HostVolumeId,
+    ) -> bool {
+        let spec = &self.scenario.host_volumes[volume.index()];
+        if spec.namespace != job.namespace {
+            return false;
+        }
+        let mode = request.mode();
+        let attachment = request
+            .attachment_mode
+            .unwrap_or(AttachmentMode::FileSystem);
+        if !spec.capabilities.contains(&(mode, attachment)) {
+            return false;
+        }
+        match mode {
+            HostAccessMode::SingleNodeReaderOnly => request.read_only,
+            HostAccessMode::SingleNodeWriter => !request.read_only,
+            HostAccessMode::SingleNodeSingleWriter => self.host_writers(ctx, volume) == 0,
+            HostAccessMode::SingleNodeMultiWriter => true,
+        }
+    }
+
+    /// Writers of `volume` among the allocations proposed on its node: the
+    /// live ones the plan does not stop, and the plan's placements.
+    pub(crate) fn host_writers(&self, ctx: &PlanContext, volume: HostVolumeId) -> u32 {
+        self.host_volume_table
+            .writers_except(volume, &ctx.network.stopped)
+            + ctx.host_writers.get(&volume).copied().unwrap_or(0)
+    }
+
+    /// The plan places allocation `index` of `group` on `node`: its writes
+    /// count for the rest of the evaluation.
+    pub(crate) fn propose_host_volumes(
+        &self,
+        ctx: &mut PlanContext,
+        group: &GroupSpec,
+        index: u32,
+        node: NodeId,
+    ) {
+        for (volume, writes) in self.dynamic_host_uses(group, index, node) {
+            if writes {
+                *ctx.host_writers.entry(volume).or_default() += 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! What the servers and clients know of dynamic host volumes: which live
+//! allocations write each (the scheduler's view of the allocations proposed
+//! on its node) and which mount it on the client (where a violation shows).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::model::host_volume::{HostAccessMode, HostVolumeId, HostVolumeSpec};
+use crate::model::ids::AllocId;
+use crate::model::time::Millis;
+
+/// The writers a volume's capabilities allow at once: any if a capability
+/// lets several allocations write, one for a single-writer volume, none
+/// for a reader-only one. More is a violation of the volume's access modes.
+pub(crate) fn writers_allowed(volume: &HostVolumeSpec) -> u32 {
+    let modes = || volume.capabilities.iter().map(|(mode, _)| *mode);
+    if modes().any(|m| m.permits_writers(2)) {
+        u32::MAX
+    } else if modes().any(|m| m == HostAccessMode::SingleNodeSingleWriter) {
+        1
+    } else {
+        0
+    }
+}
+
+/// Mounts of one volume on its client.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct HostMounts {
+    pub(crate) writers: u32,
+    pub(crate) readers: u32,
+    /// Since when more allocations write than the volume allows.
+    pub(crate) violating_since: Option<Millis>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct HostVolumeTable {
+    /// Per dynamic host volume: the live allocations whose request writes it.
+    pub(crate) writers: Vec<BTreeSet<AllocId>>,
+    /// Per dynamic host volume: the client's mounts.
+    pub(crate) mounts: Vec<HostMounts>,
+    /// Per allocation that mounted some: the volumes, and whether it writes.
+    pub(crate) mounted: BTreeMap<AllocId, Vec<(HostVolumeId, bool)>>,
+}
+
+impl HostVolumeTable {
+    pub(crate) fn new(volumes: usize) -> Self {
+        HostVolumeTable {
+            writers: vec![BTreeSet::new(); volumes],
+            mounts: vec![HostMounts::default(); volumes],
+            mounted: BTreeMap::new(),
+        }
+    }
+
+    /// Live writers of `volume` other than those in `stopped`.
+    pub(crate) fn writers_except(&self, volume: HostVolumeId, stopped: &BTreeSet<AllocId>) -> u32 {
+        let writers = &self.writers[volume.index()];
+        if stopped.is_empty() {
+            return writers.len() as u32;
+        }
+        writers.iter().filter(|a| !stopped.contains(a)).count() as u32
+    }
+}
