@@ -163,7 +163,7 @@ pub(super) fn refresh_derived(s: &mut Scenario) {
     for plugin in &mut s.plugins {
         plugin.controller_from_jobs = false;
     }
-    plugin_jobs::place_job_plugins(&mut s.nodes, &s.jobs);
+    plugin_jobs::place_job_plugins(&mut s.nodes, &s.jobs, &s.driver_names);
     plugin_jobs::note_job_controllers(&mut s.plugins, &s.jobs);
     // A plugin_health or plugin_restart event needs the plugin on its node.
     let nodes = &s.nodes;

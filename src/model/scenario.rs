@@ -197,9 +197,19 @@ impl NodeSpec {
     /// `cpu.totalcompute`, `cpu.numcores`, `cpu.frequency`; `memory.go`
     /// `memory.totalbytes`), derived from the node's own fields. Computed
     /// when asked, so a node carries only what the scenario gives it.
-    pub fn attribute(&self, key: &str) -> Option<Cow<'_, str>> {
+    ///
+    /// `drivers` names the scenario's driver bits (`Scenario::driver_names`):
+    /// each driver the node has sets `driver.<name>` to "true", as every
+    /// task driver's fingerprint does (`drivers/docker/fingerprint.go`,
+    /// `drivers/exec/driver.go`: `Attributes["driver.docker"] =
+    /// NewBoolAttribute(true)`).
+    pub fn attribute(&self, key: &str, drivers: &[String]) -> Option<Cow<'_, str>> {
         if let Some(value) = self.attributes.get(key) {
             return Some(Cow::Borrowed(value));
+        }
+        if let Some(driver) = key.strip_prefix("driver.") {
+            let bit = drivers.iter().position(|name| name == driver)?;
+            return (self.drivers.0 & (1 << bit) != 0).then_some(Cow::Borrowed("true"));
         }
         let fingerprinted = match key {
             "unique.hostname" => return Some(Cow::Borrowed(&self.name)),

@@ -39,7 +39,7 @@ pub(super) fn group_plugins(
 /// drivers) a slot for that plugin, missing until one of the group's
 /// allocations runs there. A node that declares the plugin itself keeps
 /// its declaration, which the job's allocations do not change.
-pub fn place_job_plugins(nodes: &mut [NodeSpec], jobs: &[JobSpec]) {
+pub fn place_job_plugins(nodes: &mut [NodeSpec], jobs: &[JobSpec], drivers: &[String]) {
     for job in jobs {
         for group in &job.groups {
             for task in group.csi_plugins.iter().filter(|p| p.kind.runs_node()) {
@@ -50,7 +50,7 @@ pub fn place_job_plugins(nodes: &mut [NodeSpec], jobs: &[JobSpec]) {
                             .constraints
                             .iter()
                             .chain(&group.constraints)
-                            .all(|c| constraint_holds_at(c, node, &NOMAD_2_0_5));
+                            .all(|c| constraint_holds_at(c, node, drivers, &NOMAD_2_0_5));
                     if fits && !node.csi_plugins.iter().any(|p| p.plugin == task.plugin) {
                         node.csi_plugins.push(NodePluginSpec {
                             plugin: task.plugin,

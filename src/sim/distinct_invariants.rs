@@ -75,7 +75,12 @@ impl Simulation<'_> {
             _ => 1,
         };
         let value_of = |node: NodeId| {
-            target_value(&c.target, &self.scenario.nodes[node.index()]).map(Cow::into_owned)
+            target_value(
+                &c.target,
+                &self.scenario.nodes[node.index()],
+                &self.scenario.driver_names,
+            )
+            .map(Cow::into_owned)
         };
         for (value, tally) in self.tally_by(job, scope, value_of) {
             assert!(

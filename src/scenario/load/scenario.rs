@@ -201,7 +201,7 @@ fn resolve_scenario(
         &mut budget,
     )?;
     expand_datacenter_globs(&nodes, &mut jobs);
-    crate::scenario::plugin_jobs::place_job_plugins(&mut nodes, &jobs);
+    crate::scenario::plugin_jobs::place_job_plugins(&mut nodes, &jobs, &drivers.0);
     let (mut events, event_positions) = resolve_events(
         &raw.events,
         horizon,

@@ -379,8 +379,13 @@ impl PlacementFailure {
 }
 
 /// Whether a node satisfies one constraint, as `release` checks it.
-pub fn constraint_holds_at(constraint: &Constraint, node: &NodeSpec, release: &Release) -> bool {
-    let actual = target_value(&constraint.target, node);
+pub fn constraint_holds_at(
+    constraint: &Constraint,
+    node: &NodeSpec,
+    drivers: &[String],
+    release: &Release,
+) -> bool {
+    let actual = target_value(&constraint.target, node, drivers);
     operator_holds(constraint, actual.as_deref(), release)
 }
 
@@ -396,9 +401,13 @@ pub fn plan_aware_claim_check(
 }
 
 /// The value a constraint, spread or affinity target has on a node.
-pub fn target_value<'n>(target: &ConstraintTarget, node: &'n NodeSpec) -> Option<Cow<'n, str>> {
+pub fn target_value<'n>(
+    target: &ConstraintTarget,
+    node: &'n NodeSpec,
+    drivers: &[String],
+) -> Option<Cow<'n, str>> {
     match target {
-        ConstraintTarget::Attribute(key) => node.attribute(key),
+        ConstraintTarget::Attribute(key) => node.attribute(key, drivers),
         ConstraintTarget::Datacenter => Some(Cow::Borrowed(&node.datacenter)),
         ConstraintTarget::NodeClass => Some(Cow::Borrowed(&node.node_class)),
         ConstraintTarget::NodeName => Some(Cow::Borrowed(&node.name)),

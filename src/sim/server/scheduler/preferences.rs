@@ -48,16 +48,22 @@ impl PropertySet {
 
     /// Counts an allocation of `group` on `node` in one of the maps, if
     /// the set covers the group and the node has the attribute.
-    pub(crate) fn tally(&mut self, which: Which, group: GroupRef, node: &NodeSpec) {
-        if let Some((map, key)) = self.count_of(which, group, node) {
+    pub(crate) fn tally(
+        &mut self,
+        which: Which,
+        group: GroupRef,
+        node: &NodeSpec,
+        drivers: &[String],
+    ) {
+        if let Some((map, key)) = self.count_of(which, group, node, drivers) {
             *map.entry(key).or_default() += 1;
         }
     }
 
     /// Takes back one [`PropertySet::tally`]: the plan popped a stop it
     /// had appended.
-    fn untally(&mut self, which: Which, group: GroupRef, node: &NodeSpec) {
-        if let Some((map, key)) = self.count_of(which, group, node)
+    fn untally(&mut self, which: Which, group: GroupRef, node: &NodeSpec, drivers: &[String]) {
+        if let Some((map, key)) = self.count_of(which, group, node, drivers)
             && let Some(count) = map.get_mut(&key)
         {
             *count -= 1;
@@ -75,11 +81,14 @@ impl PropertySet {
         which: Which,
         group: GroupRef,
         node: &NodeSpec,
+        drivers: &[String],
     ) -> Option<(&mut BTreeMap<String, u64>, String)> {
         if !self.covers(group) {
             return None;
         }
-        let key = self.key(&target_value(&self.target, node)?).to_string();
+        let key = self
+            .key(&target_value(&self.target, node, drivers)?)
+            .to_string();
         let map = match which {
             Which::Existing => &mut self.existing,
             Which::Proposed => &mut self.proposed,
@@ -244,15 +253,25 @@ impl Simulation<'_> {
         for g in 0..self.scenario.jobs[prefs.job.index()].groups.len() {
             let group = GroupRef::new(prefs.job, g);
             for &(_, at) in self.live.of_group(group) {
-                set.tally(Which::Existing, group, node(at));
+                set.tally(
+                    Which::Existing,
+                    group,
+                    node(at),
+                    &self.scenario.driver_names,
+                );
             }
         }
         for &id in &prefs.stops {
             let alloc = &self.allocs[id.index()];
-            set.tally(Which::Cleared, alloc.group, node(alloc.node));
+            set.tally(
+                Which::Cleared,
+                alloc.group,
+                node(alloc.node),
+                &self.scenario.driver_names,
+            );
         }
         for &(n, g) in &prefs.proposed {
-            set.tally(Which::Proposed, g, node(n));
+            set.tally(Which::Proposed, g, node(n), &self.scenario.driver_names);
         }
         set
     }
@@ -365,7 +384,8 @@ impl Simulation<'_> {
             } else {
                 &spec.groups[group.group_index()].constraints[index - spec.constraints.len()]
             };
-            let Some(value) = target_value(&set.target, node_spec) else {
+            let Some(value) = target_value(&set.target, node_spec, &self.scenario.driver_names)
+            else {
                 return Err(FilterReason::DistinctPropertyMissing {
                     group,
                     index: *index,
@@ -410,7 +430,8 @@ impl Simulation<'_> {
             let sum: f64 = affinities.iter().map(|a| f64::from(a.weight).abs()).sum();
             let mut total = 0.0;
             for a in &affinities {
-                let actual = target_value(&a.constraint.target, node_spec);
+                let actual =
+                    target_value(&a.constraint.target, node_spec, &self.scenario.driver_names);
                 if operator_holds(&a.constraint, actual.as_deref(), release) {
                     total += f64::from(a.weight);
                 }
@@ -428,7 +449,8 @@ impl Simulation<'_> {
         let mut total = 0.0;
         let mut lowest = prefs.lowest_boost;
         for (set, attribute) in state.spread_sets.iter().zip(&state.spread_attributes) {
-            let Some(value) = target_value(&set.target, node_spec) else {
+            let Some(value) = target_value(&set.target, node_spec, &self.scenario.driver_names)
+            else {
                 // Nomad: "missing property", the default penalty.
                 total -= 1.0;
                 continue;
@@ -471,7 +493,12 @@ impl Simulation<'_> {
         prefs.proposed.push((node, group));
         let node_spec = &self.scenario.nodes[node.index()];
         for set in prefs.sets_mut() {
-            set.tally(Which::Proposed, group, node_spec);
+            set.tally(
+                Which::Proposed,
+                group,
+                node_spec,
+                &self.scenario.driver_names,
+            );
         }
     }
 
@@ -491,9 +518,19 @@ impl Simulation<'_> {
         }
         for set in prefs.sets_mut() {
             if stopped {
-                set.tally(Which::Cleared, alloc.group, node_spec);
+                set.tally(
+                    Which::Cleared,
+                    alloc.group,
+                    node_spec,
+                    &self.scenario.driver_names,
+                );
             } else {
-                set.untally(Which::Cleared, alloc.group, node_spec);
+                set.untally(
+                    Which::Cleared,
+                    alloc.group,
+                    node_spec,
+                    &self.scenario.driver_names,
+                );
             }
         }
     }

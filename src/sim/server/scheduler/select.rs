@@ -327,16 +327,16 @@ impl Simulation<'_> {
         // Read only where the class's eligibility is not yet known.
         let node_spec = || &self.scenario.nodes[node.index()];
         let release = self.behaviour.release;
+        let drivers = &self.scenario.driver_names[..];
         let class = self.node_table.class(node);
         let classes = self.class_count;
         match ctx.job_classes[class as usize] {
             Some(false) => return Err(FilterReason::ComputedClassIneligible),
             Some(true) => {}
             None => {
-                let failed = job_spec
-                    .constraints
-                    .iter()
-                    .position(|c| !constraint_holds_at(c, node_spec(), self.behaviour.release));
+                let failed = job_spec.constraints.iter().position(|c| {
+                    !constraint_holds_at(c, node_spec(), drivers, self.behaviour.release)
+                });
                 if !job_escaped {
                     ctx.job_classes[class as usize] = Some(failed.is_none());
                 }
@@ -371,7 +371,9 @@ impl Simulation<'_> {
                     group_spec
                         .constraints
                         .iter()
-                        .position(|c| !constraint_holds_at(c, node_spec(), self.behaviour.release))
+                        .position(|c| {
+                            !constraint_holds_at(c, node_spec(), drivers, self.behaviour.release)
+                        })
                         .map(|i| FilterReason::Constraint {
                             group,
                             index: job_spec.constraints.len() + i,
