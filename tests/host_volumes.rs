@@ -109,12 +109,8 @@ fn host_volume_mistakes_are_refused() {
             "invalid access mode",
         ),
         (
-            "  - {id: v, type: host, plugin_id: mkdir, capabilities: [{access_mode: single-node-writer, attachment_mode: file-system}]}\n",
-            "give node (or node_pool), not both",
-        ),
-        (
-            "  - {id: v, type: host, plugin_id: mkdir, node: c1}\n",
-            "must include at least one capability block",
+            "  - {id: v, type: host, plugin_id: mkdir, node_pool: gpu}\n",
+            "no node meets constraints: no node in pool \"gpu\"",
         ),
         (
             "  - {id: v, type: host, plugin_id: nope, node: c1, capabilities: [{access_mode: single-node-writer, attachment_mode: file-system}]}\n",

@@ -197,7 +197,10 @@ fn variables_locals_and_functions_are_evaluated() {
     // template blocks, and the unreadable local they use, are not in it.
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     let warning = warnings[0].to_string();
-    assert!(warning.contains("affinity (line 75)"), "{warning}");
+    assert!(
+        warning.contains("task \"sidecar\" resources device (line 75)"),
+        "{warning}"
+    );
     // The group network block's static port is modelled, not warned about.
     assert!(
         !warning.contains("static port") && !warning.contains("network port"),

@@ -9,6 +9,11 @@
 use super::access::AttachmentMode;
 use super::ids::NodeId;
 
+/// The plugin a host volume spec that names none is created by
+/// (`structs.DefaultHostVolumePlugin`), which makes a directory and
+/// enforces nothing; a scenario need not declare it.
+pub const DEFAULT_HOST_VOLUME_PLUGIN: &str = "mkdir";
+
 /// An index into `Scenario::host_volumes` (dynamic host volumes only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct HostVolumeId(pub u32);

@@ -338,6 +338,7 @@ fn expand_volume(
         ("attachment_mode", volume.attachment_mode.is_some()),
         ("topologies", volume.topologies.is_some()),
         ("capabilities", volume.capabilities.is_some()),
+        ("type", volume.volume_type.is_some()),
     ];
     let field = format!("volumes[{index}]");
     let path = entry_path(
@@ -346,7 +347,7 @@ fn expand_volume(
         &field,
         &file,
         &extra,
-        "id and count; the volume spec",
+        "id, count, register_at, namespace, node and node_pool; the volume spec",
     )?;
     let label = path.display().to_string();
     let nested =
@@ -362,7 +363,14 @@ fn expand_volume(
     })?;
     warnings.extend(ignored_warning(
         &label,
-        &format!("volume \"{}\"", parsed.id),
+        &format!(
+            "volume \"{}\"",
+            if parsed.id.is_empty() {
+                &parsed.name
+            } else {
+                &parsed.id
+            }
+        ),
         parsed.at,
         &parsed.ignored,
     ));
@@ -378,8 +386,14 @@ fn expand_volume(
         ));
     }
     raw_volume.count = entry.value.count;
-    // When it is registered is the scenario's, not the spec's.
+    // When it is registered is the scenario's, not the spec's; so are the
+    // namespace (`nomad volume create -namespace`) and, for a host volume,
+    // the node it is created on, when the entry gives them.
     raw_volume.register_at = entry.value.register_at;
+    let given = |scenario: &Option<String>, spec: Option<String>| scenario.clone().or(spec);
+    raw_volume.namespace = given(&entry.value.namespace, raw_volume.namespace.take());
+    raw_volume.node = given(&entry.value.node, raw_volume.node.take());
+    raw_volume.node_pool = given(&entry.value.node_pool, raw_volume.node_pool.take());
     entry.value = raw_volume;
     Ok(())
 }

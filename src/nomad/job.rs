@@ -37,6 +37,9 @@ pub struct NomadJob {
     pub node_pool: Option<String>,
     /// The job's `namespace` (`Namespace`), if it names one.
     pub namespace: Option<String>,
+    /// The job's `migrate` block (`Migrate`): every group's defaults,
+    /// field by field (api/tasks.go `TaskGroup.Canonicalize`).
+    pub migrate: Option<NomadMigrate>,
     /// The job's `periodic` block (`Periodic`).
     pub periodic: Option<RawPeriodic>,
     /// The job's `parameterized` block (`ParameterizedJob`).
@@ -116,6 +119,22 @@ pub struct NomadMigrate {
     pub healthy_deadline: Option<Millis>,
 }
 
+impl NomadMigrate {
+    /// The job's block with the group's fields over it
+    /// (`MigrateStrategy.Merge`: each field the group sets wins).
+    fn merged_with(&self, group: Option<&NomadMigrate>) -> NomadMigrate {
+        let Some(group) = group else {
+            return self.clone();
+        };
+        NomadMigrate {
+            max_parallel: group.max_parallel.or(self.max_parallel),
+            health_check: group.health_check.clone().or(self.health_check.clone()),
+            min_healthy_time: group.min_healthy_time.or(self.min_healthy_time),
+            healthy_deadline: group.healthy_deadline.or(self.healthy_deadline),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct NomadVolumeRequest {
     pub alias: String,
@@ -144,6 +163,9 @@ pub struct NomadReschedule {
 pub struct NomadTask {
     pub name: String,
     pub at: Option<Position>,
+    /// The task's `affinity` blocks: scored with its group's, after them
+    /// (scheduler/rank.go `NodeAffinityIterator.SetTaskGroup`).
+    pub affinities: Vec<NomadAffinity>,
     pub driver: Option<String>,
     pub cpu: Option<i64>,
     pub memory: Option<i64>,
@@ -234,6 +256,17 @@ pub fn to_raw_job(
     let constraints = map_constraints(&job.constraints, &mut ignored);
     let mut groups = Vec::with_capacity(job.groups.len());
     for group in &job.groups {
+        let merged;
+        let group = match &job.migrate {
+            None => group,
+            Some(job_migrate) => {
+                merged = NomadGroup {
+                    migrate: Some(job_migrate.merged_with(group.migrate.as_ref())),
+                    ..group.clone()
+                };
+                &merged
+            }
+        };
         groups.push(raw_group(file, group, location, &mut ignored)?);
     }
     let raw = RawJob {
@@ -415,7 +448,10 @@ fn non_empty<T>(list: Vec<T>) -> Option<Vec<T>> {
     (!list.is_empty()).then_some(list)
 }
 
-fn map_constraints(list: &[NomadConstraint], ignored: &mut Ignored) -> Vec<RawConstraint> {
+pub(crate) fn map_constraints(
+    list: &[NomadConstraint],
+    ignored: &mut Ignored,
+) -> Vec<RawConstraint> {
     let mut out = Vec::new();
     for c in list {
         let operator = if c.operator.is_empty() {

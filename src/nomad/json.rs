@@ -326,7 +326,8 @@ pub fn parse_job(text: &str, file: &str) -> Result<NomadJob, LoadError> {
         ..NomadJob::default()
     };
     super::json_keys::unknown_keys(job, &mut out.ignored, &|key| key_position(text, key));
-    fields.ignore_if_set(&["Migrate", "Multiregion"], "", &mut out.ignored);
+    fields.ignore_if_set(&["Multiregion"], "", &mut out.ignored);
+    out.migrate = migrate_block(&fields, text, file)?;
     // GET /v1/job gives every job its pool; "" is Nomad's unset.
     out.node_pool = fields.string("NodePool")?.filter(|p| !p.is_empty());
     out.namespace = fields.string("Namespace")?.filter(|n| !n.is_empty());
@@ -428,7 +429,7 @@ fn parse_group(
         let net = Fields::new(network, text, file, format!("{}.Networks[{n}]", g.what))?;
         if n > 0 {
             ignored.push((
-                format!("{prefix}second network"),
+                format!("{prefix}network (a second network block)"),
                 key_position(text, "Networks"),
             ));
             continue;
@@ -483,18 +484,7 @@ fn parse_group(
         }
     };
     let group_update = update(g, text, file, "Update")?;
-    let migrate = match g.get("Migrate") {
-        None | Some(Value::Null) => None,
-        Some(block) => {
-            let m = Fields::new(block, text, file, format!("{}.Migrate", g.what))?;
-            Some(NomadMigrate {
-                max_parallel: m.int("MaxParallel")?,
-                health_check: m.string("HealthCheck")?,
-                min_healthy_time: m.nanos("MinHealthyTime")?,
-                healthy_deadline: m.nanos("HealthyDeadline")?,
-            })
-        }
-    };
+    let migrate = migrate_block(g, text, file)?;
     // The group fields (deprecated in 1.8, ignored from 1.10) and Nomad
     // 1.8+'s Disconnect block, each kept apart: the release decides which
     // counts.
@@ -840,4 +830,20 @@ fn update(
         auto_promote: u.boolean("AutoPromote")?,
         stagger: duration("Stagger")?,
     }))
+}
+
+/// A job's or group's `Migrate` block.
+fn migrate_block(g: &Fields, text: &str, file: &str) -> Result<Option<NomadMigrate>, LoadError> {
+    match g.get("Migrate") {
+        None | Some(Value::Null) => Ok(None),
+        Some(block) => {
+            let m = Fields::new(block, text, file, format!("{}.Migrate", g.what))?;
+            Ok(Some(NomadMigrate {
+                max_parallel: m.int("MaxParallel")?,
+                health_check: m.string("HealthCheck")?,
+                min_healthy_time: m.nanos("MinHealthyTime")?,
+                healthy_deadline: m.nanos("HealthyDeadline")?,
+            }))
+        }
+    }
 }

@@ -33,6 +33,8 @@ pub struct NomadVolume {
     /// A host volume spec's `node_id` and `node_pool`.
     pub node_id: Option<String>,
     pub node_pool: Option<String>,
+    /// A host volume spec's `constraint` blocks: which node it is created on.
+    pub constraints: Vec<super::job::NomadConstraint>,
     pub ignored: super::job::Ignored,
 }
 
@@ -75,7 +77,15 @@ fn one_line_objects(text: &str) -> String {
         regex::Regex::new(r"(?m)\b([A-Za-z_][A-Za-z0-9_-]*)[ \t]\{([^{}\n]*,[^{}\n]*)\}")
             .expect("a valid pattern")
     });
-    BLOCK.replace_all(text, "$1={$2}").into_owned()
+    // A one-line block inside another on the same line
+    // (`topology { segments { rack = "R1" } }`, as `nomad volume init`
+    // writes it) is not HCL2 either; the inner one as an object is.
+    static NESTED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?m)(\{[ \t]*)([A-Za-z_][A-Za-z0-9_-]*)[ \t]\{([^{}\n]*)\}")
+            .expect("a valid pattern")
+    });
+    let text = BLOCK.replace_all(text, "$1={$2}");
+    NESTED.replace_all(&text, "$1$2={$3}").into_owned()
 }
 
 /// A `segments = { ... }` object: its keys and string values.
@@ -196,6 +206,9 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
                         }
                     }
                 }
+                "constraint" => volume
+                    .constraints
+                    .push(super::hcl::job::parse_constraint(&hcl, block)?),
                 "mount_options" => {
                     for attr in block.body.attributes() {
                         let key = attr.key.as_str();
@@ -210,6 +223,14 @@ pub fn parse_volume_hcl(text: &str, file: &str) -> Result<NomadVolume, LoadError
                     .push((not_a_spec_field(ident), hcl.position(block.span()))),
             },
         }
+    }
+    if volume.volume_type != "host"
+        && let Some(first) = volume.constraints.first()
+    {
+        // A CSI volume spec has no constraints: Nomad's decoder drops them.
+        volume
+            .ignored
+            .push((not_a_spec_field("constraint"), first.at));
     }
     if let (Some(access), attachment) = legacy {
         volume.capabilities.insert(0, (access, attachment));
@@ -387,6 +408,17 @@ pub fn to_raw_volume(mut volume: NomadVolume, file: &str) -> Result<RawVolume, L
         };
         capabilities.push((access, attachment));
     }
+    if host && capabilities.is_empty() {
+        // HostVolume.CanonicalizeForCreate's default capability.
+        capabilities.push((
+            RawAccessMode::SingleNodeWriter,
+            Some(RawAttachmentMode::FileSystem),
+        ));
+    }
+    if host && volume.plugin_id.is_empty() {
+        // CanonicalizeForCreate: structs.DefaultHostVolumePlugin.
+        volume.plugin_id = crate::model::host_volume::DEFAULT_HOST_VOLUME_PLUGIN.to_string();
+    }
     if capabilities.is_empty() {
         return Err(file_error(
             file,
@@ -416,6 +448,8 @@ pub fn to_raw_volume(mut volume: NomadVolume, file: &str) -> Result<RawVolume, L
         raw.volume_type = Some(RawVolumeType::Host);
         raw.node = volume.node_id;
         raw.node_pool = volume.node_pool;
+        let constraints = super::job::map_constraints(&volume.constraints, &mut Vec::new());
+        raw.constraints = (!constraints.is_empty()).then_some(constraints);
     }
     Ok(raw)
 }
@@ -463,6 +497,7 @@ pub fn raw_volume(
         volume_type: None,
         node: None,
         node_pool: None,
+        constraints: None,
     }
 }
 

@@ -261,6 +261,8 @@ pub struct RawVolume {
     /// A host volume: created on the first node of this pool (in file
     /// order), when `node` is not given.
     pub node_pool: Option<String>,
+    /// A host volume: constraints the node it is created on must meet.
+    pub constraints: Option<Vec<RawConstraint>>,
 }
 
 /// Nomad's volume `capability` block.

@@ -80,6 +80,7 @@ pub fn parse_job(text: &str, file: &str, inputs: &VarInputs) -> Result<NomadJob,
                 "spread" => job.spreads.push(parse_spread(&hcl, block)?),
                 "affinity" => job.affinities.push(parse_affinity(&hcl, block)?),
                 "update" => job.update = Some(parse_update(&hcl, block)?),
+                "migrate" => job.migrate = Some(parse_migrate(&hcl, block)?),
                 "periodic" => job.periodic = Some(super::periodic::parse_periodic(&hcl, block)?),
                 "parameterized" => {
                     job.parameterized = Some(super::periodic::parse_parameterized(&hcl, block)?);
@@ -180,6 +181,12 @@ fn parse_group(
         }
         Ok(())
     })?;
+    let task_affinities: Vec<NomadAffinity> = group
+        .tasks
+        .iter()
+        .flat_map(|t| t.affinities.iter().cloned())
+        .collect();
+    group.affinities.extend(task_affinities);
     ignored.extend(warned);
     ignored.extend(nested);
     Ok(group)
@@ -199,7 +206,7 @@ fn parse_network(
 ) -> Result<(), LoadError> {
     if group.networks_seen > 0 {
         ignored.push((
-            format!("{prefix}second network"),
+            format!("{prefix}network (a second network block)"),
             hcl.position(block.span()),
         ));
         return Ok(());
@@ -287,6 +294,7 @@ fn parse_task(
                     task.volume_mounts
                         .push((field("volume")?, field("destination")?));
                 }
+                "affinity" => task.affinities.push(parse_affinity(hcl, inner)?),
                 // A task's constraints constrain its group's placement.
                 _ => group_constraints.push(parse_constraint(hcl, inner)?),
             },
@@ -343,7 +351,7 @@ fn parse_volume_request(hcl: &HclFile, block: &Block) -> Result<NomadVolumeReque
     Ok(request)
 }
 
-fn parse_constraint(hcl: &HclFile, block: &Block) -> Result<NomadConstraint, LoadError> {
+pub(crate) fn parse_constraint(hcl: &HclFile, block: &Block) -> Result<NomadConstraint, LoadError> {
     let mut constraint = NomadConstraint {
         at: hcl.position(block.span()),
         ..NomadConstraint::default()

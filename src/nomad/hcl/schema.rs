@@ -69,6 +69,7 @@ pub(super) const JOB: Schema = Schema {
             "spread",
             "affinity",
             "update",
+            "migrate",
             "periodic",
             "parameterized",
         ],
@@ -114,6 +115,7 @@ pub(super) const TASK: Schema = Schema {
             "csi_plugin",
             "volume_mount",
             "constraint",
+            "affinity",
             "lifecycle",
         ],
         &[

@@ -113,10 +113,17 @@ fn resolve_volume_requests(
             match volume_by_name.get(&raw.source) {
                 Some(&id) => VolumeSource::Shared(id),
                 None => {
+                    // jobspec2 keeps an interpolation it cannot resolve as
+                    // written, for a template tool to fill in.
+                    let hint = if raw.source.contains("${") {
+                        " (it looks like a placeholder the file leaves for a template tool: give the volume's id, e.g. with vars:)"
+                    } else {
+                        ""
+                    };
                     return fail(
                         request.referenced,
                         format!(
-                            "{request_path}.source: no volume with id \"{}\" under volumes",
+                            "{request_path}.source: no volume with id \"{}\" under volumes{hint}",
                             raw.source
                         ),
                     );

@@ -11,10 +11,13 @@ use super::entries::{UniqueIds, resolve_namespace};
 use super::volumes::attachment;
 use crate::model::host_volume::*;
 use crate::model::ids::NodeId;
+use crate::model::release::NOMAD_2_0_5;
 use crate::model::scenario::{AttachmentMode, NodeSpec};
 use crate::scenario::error::{Fail, fail};
 use crate::scenario::limits;
+use crate::scenario::placement::resolve_constraints;
 use crate::scenario::raw::*;
+use crate::sim::server::scheduler::feasibility::constraint_holds_at;
 
 /// Takes the `type: host` entries out of `raw` (what the CSI resolvers see
 /// is CSI only), keeping their order.
@@ -30,9 +33,12 @@ pub(super) fn take_host_entries<T>(
 }
 
 /// The host volume plugins, by id; an id may not also be a CSI plugin's.
+/// The built-in `mkdir` plugin is there when a host volume uses it and
+/// `plugins:` does not list it: it enforces nothing.
 pub(super) fn resolve_host_plugins(
     raw: &[Spanned<RawPlugin>],
     csi: &[Spanned<RawPlugin>],
+    volumes: &[Spanned<RawVolume>],
 ) -> Result<Vec<HostPluginSpec>, Fail> {
     let mut ids = UniqueIds::new("plugins");
     for plugin in csi {
@@ -71,6 +77,17 @@ pub(super) fn resolve_host_plugins(
         plugins.push(HostPluginSpec {
             name: plugin.id.clone(),
             enforces_access_mode: plugin.enforces_access_mode,
+        });
+    }
+    let uses_default = volumes
+        .iter()
+        .any(|v| v.value.plugin_id.is_empty() || v.value.plugin_id == DEFAULT_HOST_VOLUME_PLUGIN);
+    let declared =
+        |id: &str| plugins.iter().any(|p| p.name == id) || csi.iter().any(|p| p.value.id == id);
+    if uses_default && !declared(DEFAULT_HOST_VOLUME_PLUGIN) {
+        plugins.push(HostPluginSpec {
+            name: DEFAULT_HOST_VOLUME_PLUGIN.to_string(),
+            enforces_access_mode: false,
         });
     }
     Ok(plugins)
@@ -124,12 +141,16 @@ pub(super) fn resolve_host_volumes(
     raw: &[Spanned<RawVolume>],
     nodes: &mut [NodeSpec],
     plugins: &[HostPluginSpec],
+    drivers: &[String],
 ) -> Result<Vec<HostVolumeSpec>, Fail> {
-    let node_ids: BTreeMap<&str, NodeId> = nodes
+    let node_ids: BTreeMap<String, NodeId> = nodes
         .iter()
         .enumerate()
-        .map(|(i, n)| (n.name.as_str(), NodeId::from_index(i)))
+        .map(|(i, n)| (n.name.clone(), NodeId::from_index(i)))
         .collect();
+    if raw.is_empty() {
+        return Ok(Vec::new());
+    }
     if raw.len() > limits::MAX_VOLUMES {
         return fail(
             raw[limits::MAX_VOLUMES].referenced,
@@ -140,7 +161,6 @@ pub(super) fn resolve_host_volumes(
         );
     }
     let mut specs = Vec::with_capacity(raw.len());
-    let mut placed = Vec::with_capacity(raw.len());
     for entry in raw {
         let (at, volume) = (entry.referenced, &entry.value);
         let path = format!("volumes[{}]", volume.id);
@@ -165,48 +185,39 @@ pub(super) fn resolve_host_volumes(
                 ),
             );
         }
-        let Some(plugin) = plugins.iter().position(|p| p.name == volume.plugin_id) else {
+        let plugin_id = if volume.plugin_id.is_empty() {
+            DEFAULT_HOST_VOLUME_PLUGIN
+        } else {
+            volume.plugin_id.as_str()
+        };
+        let Some(plugin) = plugins.iter().position(|p| p.name == plugin_id) else {
             return fail(
                 at,
                 format!(
                     "{path}.plugin_id: no host volume plugin (type: host) with id \"{}\" under plugins",
-                    crate::names::shown(&volume.plugin_id)
+                    crate::names::shown(plugin_id)
                 ),
             );
         };
-        let node = match (&volume.node, &volume.node_pool) {
-            (Some(name), None) => node_ids.get(name.as_str()).copied().ok_or_else(|| {
-                (
-                    Some(at),
-                    format!(
-                        "{path}.node: no node with id \"{}\" under nodes",
-                        crate::names::shown(name)
-                    ),
-                )
-            })?,
-            (None, Some(pool)) => nodes
+        let constraints =
+            resolve_constraints(volume.constraints.as_deref().unwrap_or(&[]), at, &path)?;
+        let fits = |node: &NodeSpec| {
+            constraints
                 .iter()
-                .position(|n| &n.node_pool == pool)
-                .map(NodeId::from_index)
-                .ok_or_else(|| {
-                    (
-                        Some(at),
-                        format!(
-                            "{path}.node_pool: no node is in pool \"{}\"",
-                            crate::names::shown(pool)
-                        ),
-                    )
-                })?,
-            _ => {
-                return fail(
-                    at,
-                    format!(
-                        "{path}: a host volume lives on one node: give node (or node_pool), not both"
-                    ),
-                );
-            }
+                .all(|c| constraint_holds_at(c, node, drivers, &NOMAD_2_0_5))
         };
+        let node = place(volume, nodes, &node_ids, &fits, (at, &path))?;
         let capabilities = host_capabilities(volume.capabilities.as_deref(), at, &path)?;
+        let entries = &mut nodes[node.index()].host_volumes;
+        let slot = entries.partition_point(|v| v.name < volume.id);
+        entries.insert(
+            slot,
+            NodeHostVolume {
+                name: volume.id.clone(),
+                read_only: false,
+                dynamic: Some(HostVolumeId::from_index(specs.len())),
+            },
+        );
         specs.push(HostVolumeSpec {
             name: volume.id.clone(),
             namespace: resolve_namespace(volume.namespace.clone(), at, &path)?,
@@ -214,37 +225,68 @@ pub(super) fn resolve_host_volumes(
             node,
             capabilities,
         });
-        placed.push(at);
-    }
-    for (index, spec) in specs.iter().enumerate() {
-        let volumes = &mut nodes[spec.node.index()].host_volumes;
-        match volumes.binary_search_by(|v| v.name.as_str().cmp(&spec.name)) {
-            Ok(_) => {
-                return fail(
-                    placed[index],
-                    format!(
-                        "volumes[{}]: node {} already has a host volume named so (a name is unique on a node, static or dynamic)",
-                        spec.name,
-                        nodes[spec.node.index()].name
-                    ),
-                );
-            }
-            Err(slot) => volumes.insert(
-                slot,
-                NodeHostVolume {
-                    name: spec.name.clone(),
-                    read_only: false,
-                    dynamic: Some(HostVolumeId::from_index(index)),
-                },
-            ),
-        }
     }
     Ok(specs)
 }
 
-/// A host volume's capabilities: at least one, each in a host volume mode
-/// (`HostVolume.Validate`: "must include at least one capability block",
-/// "invalid access mode").
+/// The node a host volume is created on (`placeHostVolume`): the one it
+/// names, which must not have a host volume of that name yet; else the
+/// first node, in file order, of its pool (or of any pool) that has none
+/// (Nomad takes the first feasible node its state store lists).
+fn place(
+    volume: &RawVolume,
+    nodes: &[NodeSpec],
+    node_ids: &BTreeMap<String, NodeId>,
+    fits: &dyn Fn(&NodeSpec) -> bool,
+    (at, path): (Location, &str),
+) -> Result<NodeId, Fail> {
+    let free = |node: &NodeSpec| on_node(&node.host_volumes, &volume.id).is_none();
+    match (&volume.node, &volume.node_pool) {
+        (Some(name), _) => {
+            let Some(&id) = node_ids.get(name.as_str()) else {
+                return fail(
+                    at,
+                    format!(
+                        "{path}.node: no node with id \"{}\" under nodes",
+                        crate::names::shown(name)
+                    ),
+                );
+            };
+            if !fits(&nodes[id.index()]) {
+                return fail(at, format!("{path}: node {name} is not feasible for volume"));
+            }
+            if !free(&nodes[id.index()]) {
+                return fail(
+                    at,
+                    format!(
+                        "{path}: node {name} already has a host volume named so (a name is unique on a node, static or dynamic)"
+                    ),
+                );
+            }
+            Ok(id)
+        }
+        (None, pool) => nodes
+            .iter()
+            .position(|n| pool.as_ref().is_none_or(|p| &n.node_pool == p) && free(n) && fits(n))
+            .map(NodeId::from_index)
+            .ok_or_else(|| {
+                let pool = pool
+                    .as_ref()
+                    .map(|p| format!(" in pool \"{}\"", crate::names::shown(p)))
+                    .unwrap_or_default();
+                (
+                    Some(at),
+                    format!(
+                        "{path}: no node meets constraints: no node{pool} meets the volume's constraints and is without a host volume of this name"
+                    ),
+                )
+            }),
+    }
+}
+
+/// A host volume's capabilities, each in a host volume mode
+/// (`HostVolume.Validate`: "invalid access mode"); none is one
+/// single-node-writer file-system capability, as Nomad fills it in.
 fn host_capabilities(
     raw: Option<&[RawCapability]>,
     at: Location,
@@ -252,10 +294,11 @@ fn host_capabilities(
 ) -> Result<Vec<(HostAccessMode, AttachmentMode)>, Fail> {
     let raw = raw.unwrap_or_default();
     if raw.is_empty() {
-        return fail(
-            at,
-            format!("{path}.capabilities: must include at least one capability block"),
-        );
+        // HostVolume.CanonicalizeForCreate's default.
+        return Ok(vec![(
+            HostAccessMode::SingleNodeWriter,
+            AttachmentMode::FileSystem,
+        )]);
     }
     raw.iter()
         .map(|c| match c.access_mode.host() {

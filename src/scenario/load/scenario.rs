@@ -171,10 +171,10 @@ fn resolve_scenario(
     let host_plugins = take_host_entries(&mut raw.plugins, |p| {
         p.plugin_type == Some(crate::scenario::raw::RawPluginType::Host)
     });
-    let host_plugins = resolve_host_plugins(&host_plugins, &raw.plugins)?;
     let host_volumes = take_host_entries(&mut raw.volumes, |v| {
         v.volume_type == Some(crate::scenario::raw::RawVolumeType::Host)
     });
+    let host_plugins = resolve_host_plugins(&host_plugins, &raw.plugins, &host_volumes)?;
     let mut plugins = resolve_plugins(&raw.plugins)?;
     let plugin_ids: BTreeMap<&str, PluginId> = plugins
         .iter()
@@ -185,7 +185,7 @@ fn resolve_scenario(
     let mut budget = TemplateBudget::default();
     let mut nodes = resolve_nodes(&raw.nodes, &plugin_ids, &mut drivers, &mut budget)?;
     let volumes = resolve_volumes(&raw.volumes, &plugin_ids, &mut budget)?;
-    let host_volumes = resolve_host_volumes(&host_volumes, &mut nodes, &host_plugins)?;
+    let host_volumes = resolve_host_volumes(&host_volumes, &mut nodes, &host_plugins, &drivers.0)?;
     let volume_by_name: BTreeMap<String, VolumeId> = volumes
         .iter()
         .enumerate()

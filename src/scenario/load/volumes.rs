@@ -34,11 +34,11 @@ pub(super) fn resolve_volumes(
         )?;
         for volume in copies {
             ids.insert(&volume.id, at)?;
-            if volume.node.is_some() || volume.node_pool.is_some() {
+            if volume.node.is_some() || volume.node_pool.is_some() || volume.constraints.is_some() {
                 return fail(
                     at,
                     format!(
-                        "volumes[{}]: node and node_pool place a host volume (type: host); a CSI volume has neither",
+                        "volumes[{}]: node, node_pool and constraints place a host volume (type: host); a CSI volume has none",
                         volume.id
                     ),
                 );
