@@ -128,3 +128,42 @@ fn a_nested_one_line_block_in_a_volume_spec_reads_as_nomad_s_hcl1_reads_it() {
         Some("R1")
     );
 }
+
+/// A source no volume has is registered and cannot be placed, as in Nomad,
+/// with a warning that names it (a volume made elsewhere, or a placeholder
+/// a template tool was to fill in); `--strict` refuses it.
+#[test]
+fn a_source_no_volume_has_is_missing_at_every_placement() {
+    let dir = common::temp_dir("missing-source");
+    let path = dir.join("scenario.yaml");
+    std::fs::write(
+        &path,
+        "nodes: [{id: c1, csi_plugins: [{id: p}]}]
+plugins: [{id: p, enforces_access_mode: true}]
+volumes: [{id: v, plugin_id: p, access_mode: single-node-writer}]
+jobs:
+  - id: j
+    groups:
+      - name: g
+        volumes:
+          data: {type: csi, source: \"${volume_id}\", access_mode: single-node-writer}
+        tasks: [{name: t}]
+",
+    )
+    .unwrap();
+    let (scenario, warnings) = plansim::scenario::load_file_with_warnings(&path).unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = warnings[0].to_string();
+    assert!(
+        warning.contains("no volume with id \"${volume_id}\"") && warning.contains("placeholder"),
+        "{warning}"
+    );
+    for policy in plansim::model::policy::Policy::ALL {
+        let run = common::run_checked(&scenario, policy, 1);
+        assert_eq!(run.metrics.placed, 0, "{policy:?}");
+        let lines = run.placement_failures[0].metric.lines().join("\n");
+        assert!(lines.contains("${volume_id}"), "{lines}");
+    }
+    let strict = common::plansim(&["validate", "--strict", common::arg(&path)]);
+    assert_eq!(strict.status.code(), Some(2));
+}

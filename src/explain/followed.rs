@@ -39,6 +39,7 @@ impl Followed {
                                 });
                         followed.volumes.extend(matches.map(|(_, id)| *id));
                     }
+                    VolumeSource::Missing { .. } => {}
                 }
             }
         };

@@ -590,7 +590,7 @@ mod tests {
                     .flat_map(|g| g.volumes.iter())
                     .filter_map(move |r| match r.source {
                         VolumeSource::Shared(v) => Some((r, &s.volumes[v.index()])),
-                        VolumeSource::PerAlloc { .. } => None,
+                        VolumeSource::PerAlloc { .. } | VolumeSource::Missing { .. } => None,
                     })
             })
             .filter(|(_, v)| v.shorthand.is_none())

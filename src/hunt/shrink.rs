@@ -402,6 +402,7 @@ fn remove_volume(s: &mut Scenario, v: usize) {
                 let prefix = format!("{base}[");
                 names.iter().any(|n| n.starts_with(&prefix))
             }
+            VolumeSource::Missing { .. } => true,
         });
         for request in &mut group.volumes {
             if let VolumeSource::Shared(id) = &mut request.source

@@ -743,6 +743,10 @@ pub enum VolumeSource {
     Shared(VolumeId),
     /// `per_alloc`: allocation N mounts the volume named `<base>[N]`.
     PerAlloc { base: String },
+    /// A source no volume of the scenario has: Nomad registers the job, and
+    /// every placement finds the volume missing (a job file's volume made
+    /// elsewhere, or a placeholder a template tool was to fill in).
+    Missing { name: String },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -144,6 +144,9 @@ impl InitialChecker {
                         }
                     }
                 }
+                VolumeSource::Missing { name } => {
+                    return alloc(format!("its volume \"{name}\" is not under volumes"));
+                }
             };
             let volume = &parts.volumes[id.index()];
             if volume.register_at > Millis::ZERO {

@@ -233,6 +233,7 @@ fn resolve_scenario(
             .map(crate::scenario::raw::initial_by_node_entries)
             .unwrap_or_default(),
     );
+    missing_volume_warnings(&jobs, &volume_by_name, warnings);
     let initial_allocations =
         resolve_initial_allocations(&initial, &jobs, &nodes, &volume_by_name, &volumes)?;
     crate::scenario::plugin_jobs::note_job_controllers(&mut plugins, &jobs);
@@ -256,4 +257,55 @@ fn resolve_scenario(
         host_volumes,
         host_plugins,
     })
+}
+
+/// One warning per volume request whose source names no volume (a
+/// periodic or dispatched child shares its parent's): Nomad registers such
+/// a job, and every placement finds the volume missing.
+fn missing_volume_warnings(
+    jobs: &[JobSpec],
+    volume_by_name: &BTreeMap<String, VolumeId>,
+    warnings: &mut Vec<String>,
+) {
+    for job in jobs.iter().filter(|j| j.launch.parent().is_none()) {
+        for group in &job.groups {
+            for request in &group.volumes {
+                let path = format!(
+                    "jobs[{}].groups[{}].volumes[{}].source",
+                    job.name, group.name, request.alias
+                );
+                let missing = match &request.source {
+                    VolumeSource::Missing { name } => format!("no volume with id \"{name}\""),
+                    VolumeSource::PerAlloc { base } => {
+                        let prefix = format!("{base}[");
+                        let any = volume_by_name
+                            .range(prefix.clone()..)
+                            .next()
+                            .is_some_and(|(name, _)| name.starts_with(&prefix));
+                        if any {
+                            continue;
+                        }
+                        format!(
+                            "per_alloc needs volumes named \"{base}[0]\", \"{base}[1]\", ...; none"
+                        )
+                    }
+                    VolumeSource::Shared(_) => continue,
+                };
+                let source = match &request.source {
+                    VolumeSource::Missing { name } | VolumeSource::PerAlloc { base: name } => name,
+                    VolumeSource::Shared(_) => unreachable!("skipped above"),
+                };
+                // jobspec2 keeps an interpolation it cannot resolve as
+                // written, for a template tool to fill in.
+                let hint = if source.contains("${") {
+                    " (it looks like a placeholder the file leaves for a template tool: give the volume's id, e.g. with vars:)"
+                } else {
+                    ""
+                };
+                warnings.push(format!(
+                    "{path}: {missing} is under volumes: Nomad registers the job, and its placements find the volume missing{hint}"
+                ));
+            }
+        }
+    }
 }

@@ -449,6 +449,7 @@ fn write_volume_requests(out: &mut String, scenario: &Scenario, group: &GroupSpe
             let (source, per_alloc) = match &request.source {
                 VolumeSource::Shared(id) => (scenario.volumes[id.index()].name.as_str(), false),
                 VolumeSource::PerAlloc { base } => (base.as_str(), true),
+                VolumeSource::Missing { name } => (name.as_str(), false),
             };
             let mut line = format!(
                 "          {}: {{type: csi, source: {}",

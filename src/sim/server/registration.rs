@@ -196,6 +196,7 @@ impl Simulation<'_> {
         }
         match &request.source {
             VolumeSource::Shared(volume) => self.scenario.volumes[volume.index()].shorthand,
+            VolumeSource::Missing { .. } => None,
             VolumeSource::PerAlloc { base } => {
                 let prefix = format!("{base}[");
                 let mut modes = self

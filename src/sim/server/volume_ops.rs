@@ -163,6 +163,7 @@ impl Simulation<'_> {
                         VolumeSource::PerAlloc { base } => name
                             .strip_prefix(base.as_str())
                             .is_some_and(|rest| rest.starts_with('[')),
+                        VolumeSource::Missing { .. } => false,
                     })
             })
     }

@@ -51,6 +51,7 @@ impl Simulation<'_> {
                         _ => ResolvedVolume::Missing(name),
                     }
                 }
+                VolumeSource::Missing { name } => ResolvedVolume::Missing(name.clone()),
             };
             let duplicate = resolved.iter_mut().find_map(|seen| match (seen, &volume) {
                 (ResolvedVolume::Found(a, mode, _), ResolvedVolume::Found(b, _, _)) if a == b => {
@@ -80,6 +81,7 @@ impl Simulation<'_> {
             .filter_map(|request| match &request.source {
                 VolumeSource::Shared(id) => Some(*id),
                 VolumeSource::PerAlloc { base } => self.scenario.volume_by_name.get(base).copied(),
+                VolumeSource::Missing { .. } => None,
             })
             .collect();
         found.sort_unstable();
