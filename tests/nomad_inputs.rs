@@ -277,6 +277,12 @@ fn import_writes_a_scenario_that_validates_runs_and_starts_with_claims_held() {
     let scenario = load_file(&out).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scenario.nodes.len(), 3);
     assert!(scenario.nodes.iter().all(|n| n.csi_plugins.len() == 1));
+    // Simulated 0s is the snapshot's clock: the latest allocation change.
+    assert_eq!(
+        scenario.start_time.to_rfc3339(),
+        "2025-12-04T00:00:00Z",
+        "the latest ModifyTime, in whole seconds"
+    );
     assert_eq!(
         scenario.volumes[0].nominal_access_mode(),
         AccessMode::SingleNodeReaderOnly

@@ -228,13 +228,16 @@ struct ApiAllocation {
     node_id: Option<String>,
     desired_status: Option<String>,
     client_status: Option<String>,
+    /// Nanoseconds since the Unix epoch of its last change.
+    modify_time: Option<i64>,
 }
 
 /// The allocations of `/v1/allocations` that start the run (desired
 /// status run, client status running or pending), with that status: each
 /// entry is parsed and dropped as the file streams past, so what is held
-/// is only what is kept, at most [`IMPORT_MAX_ALLOCATIONS`].
-struct StartingAllocations(Vec<(ApiAllocation, RawInitialStatus)>);
+/// is only what is kept, at most [`IMPORT_MAX_ALLOCATIONS`]; and the latest
+/// `ModifyTime` of any of them, the snapshot's clock.
+struct StartingAllocations(Vec<(ApiAllocation, RawInitialStatus)>, Option<i64>);
 
 impl<'de> Deserialize<'de> for StartingAllocations {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -249,7 +252,11 @@ impl<'de> Deserialize<'de> for StartingAllocations {
                 mut seq: A,
             ) -> Result<Self::Value, A::Error> {
                 let mut kept = Vec::new();
+                let mut latest: Option<i64> = None;
                 while let Some(alloc) = seq.next_element::<ApiAllocation>()? {
+                    if let Some(t) = alloc.modify_time.filter(|&t| t > 0) {
+                        latest = Some(latest.map_or(t, |l| l.max(t)));
+                    }
                     let status = match (text(&alloc.desired_status), text(&alloc.client_status)) {
                         ("run", "running") => RawInitialStatus::Running,
                         ("run", "pending") => RawInitialStatus::Pending,
@@ -262,7 +269,7 @@ impl<'de> Deserialize<'de> for StartingAllocations {
                     }
                     kept.push((alloc, status));
                 }
-                Ok(StartingAllocations(kept))
+                Ok(StartingAllocations(kept, latest))
             }
         }
         deserializer.deserialize_seq(List)
@@ -345,7 +352,8 @@ pub fn read(files: &dyn ExportSource) -> Result<ImportedCluster, LoadError> {
             plugins.join(", ")
         ));
     }
-    let initial_allocations = read_allocations(&export, &job_ids, &node_names, &mut notes)?;
+    let (initial_allocations, start_time) =
+        read_allocations(&export, &job_ids, &node_names, &mut notes)?;
     let cluster = RawCluster {
         nodes,
         plugins: plugins
@@ -366,6 +374,7 @@ pub fn read(files: &dyn ExportSource) -> Result<ImportedCluster, LoadError> {
         jobs,
         initial_allocations,
         start_events,
+        start_time,
     };
     Ok(ImportedCluster { cluster, notes })
 }
@@ -732,14 +741,14 @@ fn read_allocations(
     job_ids: &BTreeSet<String>,
     node_names: &NodeNames,
     notes: &mut Vec<String>,
-) -> Result<Vec<RawInitialAllocation>, LoadError> {
+) -> Result<(Vec<RawInitialAllocation>, Option<String>), LoadError> {
     let mut initial = Vec::new();
     let Some(stream) = export.files.open("allocations.json")? else {
         notes.push("allocations.json missing: the run starts with no allocations".into());
-        return Ok(initial);
+        return Ok((initial, None));
     };
     let mut parser = serde_json::Deserializer::from_reader(std::io::BufReader::new(stream));
-    let StartingAllocations(list) = StartingAllocations::deserialize(&mut parser)
+    let StartingAllocations(list, latest) = StartingAllocations::deserialize(&mut parser)
         .and_then(|list| parser.end().map(|()| list))
         .map_err(|err| stream_error(&err, "allocations.json"))?;
     for (alloc, status) in list {
@@ -763,7 +772,17 @@ fn read_allocations(
         });
     }
     initial.sort_by(|a, b| a.alloc.cmp(&b.alloc));
-    Ok(initial)
+    // The snapshot's clock: simulated 0s is when the last allocation
+    // changed, so periodic jobs launch from the cluster's own time.
+    let start_time = latest.map(|nanos| {
+        let clock = crate::model::periodic::WallClock(nanos.div_euclid(1_000_000_000));
+        notes.push(format!(
+            "start_time {}: the latest allocation ModifyTime, the snapshot's clock (periodic jobs launch from it)",
+            clock.to_rfc3339()
+        ));
+        clock.to_rfc3339()
+    });
+    Ok((initial, start_time))
 }
 
 /// Attribute and meta keys the jobs' constraints look at: the only node

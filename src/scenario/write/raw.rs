@@ -27,6 +27,8 @@ pub struct RawCluster {
     pub initial_allocations: Vec<RawInitialAllocation>,
     /// Timeline events at 0s that put nodes in the state they are in.
     pub start_events: Vec<StartEvent>,
+    /// RFC 3339: the cluster's wall clock at simulated 0s, if known.
+    pub start_time: Option<String>,
 }
 
 /// A node's state at the start, written as a timeline event at 0s.
@@ -41,6 +43,7 @@ pub enum StartEvent {
 struct Output<'s> {
     name: &'s str,
     description: &'s str,
+    start_time: Option<&'s str>,
     nodes: &'s [RawNode],
     plugins: &'s [RawPlugin],
     volumes: &'s [RawVolume],
@@ -92,6 +95,7 @@ pub fn to_yaml(scenario: &WrittenScenario) -> Result<String, LoadError> {
     let output = Output {
         name: &scenario.name,
         description: &scenario.description,
+        start_time: cluster.start_time.as_deref(),
         nodes: &cluster.nodes,
         plugins: &cluster.plugins,
         volumes: &cluster.volumes,
