@@ -369,6 +369,12 @@ fn dow_field(text: &str, days: &mut DaySpec) -> Result<(), CronError> {
     Ok(())
 }
 
+/// Nomad's refusal of a cron spec (structs.go `PeriodicConfig.Validate`:
+/// "Invalid cron spec %q: %v").
+pub fn invalid_spec(text: &str, err: &CronError) -> String {
+    format!("Invalid cron spec {text:?}: {err}")
+}
+
 impl CronExpr {
     /// cronexpr.Parse.
     pub fn parse(line: &str) -> Result<CronExpr, CronError> {

@@ -14,8 +14,8 @@ pub(super) fn parse_periodic(hcl: &HclFile, block: &Block) -> Result<RawPeriodic
     let mut p = RawPeriodic::default();
     read_attributes(hcl, block, "periodic", KEYS_PERIODIC, |attr| {
         match attr.key.as_str() {
-            "cron" => p.cron = Some(hcl.string(attr)?),
-            "crons" => p.crons = Some(hcl.strings(attr)?),
+            "cron" => p.cron = Some(checked_specs(hcl, attr, vec![hcl.string(attr)?])?.remove(0)),
+            "crons" => p.crons = Some(checked_specs(hcl, attr, hcl.strings(attr)?)?),
             "prohibit_overlap" => p.prohibit_overlap = Some(hcl.boolean(attr)?),
             "time_zone" => p.time_zone = Some(hcl.string(attr)?),
             "enabled" => p.enabled = Some(hcl.boolean(attr)?),
@@ -24,6 +24,20 @@ pub(super) fn parse_periodic(hcl: &HclFile, block: &Block) -> Result<RawPeriodic
         Ok(true)
     })?;
     Ok(p)
+}
+
+/// Cron specs refused where the file writes them, in the words the
+/// scenario's resolver uses (`scenario::load::periodic`).
+fn checked_specs(hcl: &HclFile, attr: &Attribute, specs: Vec<String>) -> Result<Vec<String>, LoadError> {
+    for spec in &specs {
+        if let Err(err) = crate::model::cron::CronExpr::parse(spec) {
+            return Err(hcl.error(
+                attr.span(),
+                format!("periodic: {}", crate::model::cron::invalid_spec(spec, &err)),
+            ));
+        }
+    }
+    Ok(specs)
 }
 
 pub(super) fn parse_parameterized(
