@@ -334,6 +334,12 @@ impl<'s> Simulation<'s> {
             ports: Default::default(),
             host_volume_table: crate::sim::state::host_volumes::HostVolumeTable::new(
                 scenario.host_volumes.len(),
+                scenario.jobs.iter().any(|job| {
+                    std::iter::once(&job.groups)
+                        .chain(&job.versions)
+                        .flatten()
+                        .any(|group| !group.host_volumes.is_empty())
+                }),
             ),
             launched: BTreeMap::new(),
         }

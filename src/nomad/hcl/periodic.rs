@@ -28,7 +28,11 @@ pub(super) fn parse_periodic(hcl: &HclFile, block: &Block) -> Result<RawPeriodic
 
 /// Cron specs refused where the file writes them, in the words the
 /// scenario's resolver uses (`scenario::load::periodic`).
-fn checked_specs(hcl: &HclFile, attr: &Attribute, specs: Vec<String>) -> Result<Vec<String>, LoadError> {
+fn checked_specs(
+    hcl: &HclFile,
+    attr: &Attribute,
+    specs: Vec<String>,
+) -> Result<Vec<String>, LoadError> {
     for spec in &specs {
         if let Err(err) = crate::model::cron::CronExpr::parse(spec) {
             return Err(hcl.error(

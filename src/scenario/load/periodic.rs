@@ -73,7 +73,10 @@ fn resolve_periodic(raw: &RawPeriodic, path: &str, at: Location) -> Result<Perio
                 text: text.clone(),
                 expr,
             }),
-            Err(err) => fail(at, format!("{path}: {}", crate::model::cron::invalid_spec(text, &err))),
+            Err(err) => fail(
+                at,
+                format!("{path}: {}", crate::model::cron::invalid_spec(text, &err)),
+            ),
         }
     };
     // A disabled block is not validated (PeriodicConfig.Validate returns

@@ -17,6 +17,9 @@ impl Simulation<'_> {
     /// Mounts allocation `id`'s host volumes on its node; `Err` says why
     /// the allocation fails instead. Without `enforce`, no plugin refuses.
     pub(crate) fn mount_host_volumes(&mut self, id: AllocId, enforce: bool) -> Result<(), String> {
+        if !self.host_volume_table.in_use {
+            return Ok(());
+        }
         let alloc = &self.allocs[id.index()];
         let (group, index, node, version) = (alloc.group, alloc.index, alloc.node, alloc.version);
         let spec = &self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()];
@@ -79,6 +82,9 @@ impl Simulation<'_> {
     /// The allocation stopped: its host volumes are unmounted, and it no
     /// longer writes any in the scheduler's view.
     pub(crate) fn unmount_host_volumes(&mut self, id: AllocId) {
+        if !self.host_volume_table.in_use {
+            return;
+        }
         let alloc = &self.allocs[id.index()];
         let (group, index, node, version) = (alloc.group, alloc.index, alloc.node, alloc.version);
         let spec = &self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()];
@@ -113,6 +119,9 @@ impl Simulation<'_> {
     /// A placement committed (or an initial allocation): the scheduler
     /// counts its writes from now on.
     pub(crate) fn note_host_writers(&mut self, id: AllocId) {
+        if !self.host_volume_table.in_use {
+            return;
+        }
         let alloc = &self.allocs[id.index()];
         let (group, index, node, version) = (alloc.group, alloc.index, alloc.node, alloc.version);
         let spec = &self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()];

@@ -33,6 +33,10 @@ pub(crate) struct HostMounts {
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct HostVolumeTable {
+    /// Some group of the scenario mounts a host volume: without one, the
+    /// hooks that keep this table return at once (an allocation's start
+    /// and end are on every run's hot path).
+    pub(crate) in_use: bool,
     /// Per dynamic host volume: the live allocations whose request writes it.
     pub(crate) writers: Vec<BTreeSet<AllocId>>,
     /// Per dynamic host volume: the client's mounts.
@@ -42,8 +46,9 @@ pub(crate) struct HostVolumeTable {
 }
 
 impl HostVolumeTable {
-    pub(crate) fn new(volumes: usize) -> Self {
+    pub(crate) fn new(volumes: usize, in_use: bool) -> Self {
         HostVolumeTable {
+            in_use,
             writers: vec![BTreeSet::new(); volumes],
             mounts: vec![HostMounts::default(); volumes],
             mounted: BTreeMap::new(),

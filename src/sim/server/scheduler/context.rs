@@ -91,4 +91,17 @@ pub(crate) struct Ask<'a> {
     pub(crate) memory: u64,
     /// Bin-pack or spread fitness from the two free-resource terms.
     pub(crate) fitness: fn(f64, f64) -> f64,
+    /// Where the host volume check runs for this group, decided once.
+    pub(crate) host_check: HostCheck,
+}
+
+/// Where the host volume checker runs in the feasibility wrapper.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HostCheck {
+    /// The group mounts no host volume.
+    None,
+    /// Among the group's checks cached per computed class (before 1.7).
+    PerClass,
+    /// On every node, beside the CSI check (1.7+, #18679).
+    PerNode,
 }

@@ -10,7 +10,7 @@ use crate::model::access::ClaimMode;
 use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, VolumeId};
 use crate::model::scenario::{ALL_NODE_POOLS, Capability, SchedulerAlgorithm};
 use crate::sim::server::scheduler::classes::escapes;
-use crate::sim::server::scheduler::context::{Ask, PlanContext};
+use crate::sim::server::scheduler::context::{Ask, HostCheck, PlanContext};
 use crate::sim::server::scheduler::feasibility::{PlacementFailure, top_reason};
 use crate::sim::server::scheduler::plan::{Placement, PlacementKind, Plan, ResolvedVolume, Want};
 use crate::sim::server::scheduler::rank;
@@ -42,6 +42,13 @@ impl Simulation<'_> {
             fitness: match self.scenario.cluster.scheduler_algorithm {
                 SchedulerAlgorithm::Binpack => rank::binpack_from_terms,
                 SchedulerAlgorithm::Spread => rank::spread_from_terms,
+            },
+            host_check: if group_spec.host_volumes.is_empty() {
+                HostCheck::None
+            } else if self.behaviour.release.host_volumes_class_cached {
+                HostCheck::PerClass
+            } else {
+                HostCheck::PerNode
             },
         }
     }

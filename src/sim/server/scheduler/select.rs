@@ -1,7 +1,7 @@
 use crate::model::access::ClaimMode;
 use crate::model::ids::{GroupRef, NodeId, VolumeId};
 use crate::model::scenario::Capability;
-use crate::sim::server::scheduler::context::{Ask, PREFETCH_AHEAD, PlanContext};
+use crate::sim::server::scheduler::context::{Ask, HostCheck, PREFETCH_AHEAD, PlanContext};
 use crate::sim::server::scheduler::feasibility::{
     FilterReason, PlacementFailure, constraint_holds_at, is_exhausted,
 };
@@ -326,8 +326,6 @@ impl Simulation<'_> {
         } = *ask;
         // Read only where the class's eligibility is not yet known.
         let node_spec = || &self.scenario.nodes[node.index()];
-        let release = self.behaviour.release;
-        let drivers = &self.scenario.driver_names[..];
         let class = self.node_table.class(node);
         let classes = self.class_count;
         match ctx.job_classes[class as usize] {
@@ -335,7 +333,12 @@ impl Simulation<'_> {
             Some(true) => {}
             None => {
                 let failed = job_spec.constraints.iter().position(|c| {
-                    !constraint_holds_at(c, node_spec(), drivers, self.behaviour.release)
+                    !constraint_holds_at(
+                        c,
+                        node_spec(),
+                        &self.scenario.driver_names,
+                        self.behaviour.release,
+                    )
                 });
                 if !job_escaped {
                     ctx.job_classes[class as usize] = Some(failed.is_none());
@@ -356,7 +359,7 @@ impl Simulation<'_> {
                 // The class passed before: only the checks not cached per
                 // class run (host volumes from 1.7, then CSI). In 1.2.6 a
                 // node that fails the CSI check ends the iteration.
-                if !group_spec.host_volumes.is_empty() && !release.host_volumes_class_cached {
+                if ask.host_check == HostCheck::PerNode {
                     self.check_host_volumes(ctx, node, job_spec, group_spec)?;
                 }
                 if let Err(reason) = self.check_volumes(ctx, node, volumes) {
@@ -372,7 +375,12 @@ impl Simulation<'_> {
                         .constraints
                         .iter()
                         .position(|c| {
-                            !constraint_holds_at(c, node_spec(), drivers, self.behaviour.release)
+                            !constraint_holds_at(
+                                c,
+                                node_spec(),
+                                &self.scenario.driver_names,
+                                self.behaviour.release,
+                            )
                         })
                         .map(|i| FilterReason::Constraint {
                             group,
@@ -382,9 +390,8 @@ impl Simulation<'_> {
                 // Before 1.7 (#18679) the host volume check is one of the
                 // class-cached ones, though a class says nothing of a
                 // node's host volumes: the first node judges its class.
-                let host_volumes = !group_spec.host_volumes.is_empty();
                 let problem = match problem {
-                    None if host_volumes && release.host_volumes_class_cached => self
+                    None if ask.host_check == HostCheck::PerClass => self
                         .check_host_volumes(ctx, node, job_spec, group_spec)
                         .err(),
                     problem => problem,
@@ -396,7 +403,7 @@ impl Simulation<'_> {
                 if let Some(reason) = problem {
                     return Err(reason);
                 }
-                if host_volumes && !release.host_volumes_class_cached {
+                if ask.host_check == HostCheck::PerNode {
                     self.check_host_volumes(ctx, node, job_spec, group_spec)?;
                 }
                 self.check_volumes(ctx, node, volumes)?;
