@@ -171,3 +171,38 @@ fn a_json_job_carries_periodic_and_parameterized() {
     assert_eq!(config.meta_required, ["k"]);
     assert_eq!(config.payload.name(), "forbidden");
 }
+
+/// A named zone's daylight saving moves the launches (America/New_York
+/// springs forward on 2026-03-08): the children are named by the Unix
+/// second of each launch, as Nomad names them.
+#[test]
+fn a_named_time_zone_launches_by_its_wall_clock() {
+    let s = common::load(
+        "start_time: \"2026-03-07T00:00:00Z\"
+horizon: 72h
+nodes:
+  - {id: client-1}
+jobs:
+  - id: nightly
+    type: batch
+    periodic: {cron: \"0 2 * * *\", time_zone: America/New_York}
+    groups:
+      - {name: run, tasks: [{name: t, cpu: 100, memory: 64, run_for: 5m}]}
+",
+    );
+    let children: Vec<&str> = s
+        .jobs
+        .iter()
+        .map(|j| j.name.as_str())
+        .filter(|n| n.starts_with("nightly/"))
+        .collect();
+    // 02:00 EST, then 03:00 EDT (02:00 does not exist), then 02:00 EDT.
+    assert_eq!(
+        children,
+        [
+            "nightly/periodic-1772866800",
+            "nightly/periodic-1772953200",
+            "nightly/periodic-1773036000"
+        ]
+    );
+}

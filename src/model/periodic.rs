@@ -92,25 +92,28 @@ impl PeriodicConfig {
     /// the wall-clock second `after` (Unix seconds), read in the job's
     /// time zone.
     pub fn next_launch(&self, after: i64) -> Option<i64> {
-        let offset = self.time_zone.offset_seconds();
         self.specs
             .all()
             .iter()
-            .filter_map(|spec| spec.expr.next_after(after + offset))
+            .filter_map(|spec| self.time_zone.next_after(&spec.expr, after))
             .min()
-            .map(|local| local - offset)
     }
 }
 
-/// The zones plansim can read deterministically without a time zone
-/// database: UTC and the fixed-offset IANA zones `Etc/GMT+N` / `Etc/GMT-N`
-/// (whose sign is POSIX's: `Etc/GMT+5` is five hours *behind* UTC).
+/// A periodic job's `time_zone`: UTC and the fixed-offset IANA zones
+/// `Etc/GMT+N` / `Etc/GMT-N` (whose sign is POSIX's: `Etc/GMT+5` is five
+/// hours *behind* UTC) as offsets; any other IANA name (`Europe/Dublin`,
+/// `America/New_York`) by the time zone database built into plansim
+/// (`jiff`'s bundled copy, the same on every machine, never the host's),
+/// daylight saving included, as Nomad reads it with Go's `LoadLocation`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimeZone {
-    /// As written (`UTC`, `Etc/GMT-2`).
+    /// As written (`UTC`, `Etc/GMT-2`, `Europe/Dublin`).
     pub name: String,
-    /// Hours east of UTC.
+    /// Hours east of UTC (a fixed-offset zone; 0 for a named one).
     pub east_hours: i8,
+    /// A zone of the database, whose offset changes.
+    pub named: bool,
 }
 
 impl Default for TimeZone {
@@ -118,6 +121,7 @@ impl Default for TimeZone {
         TimeZone {
             name: "UTC".to_string(),
             east_hours: 0,
+            named: false,
         }
     }
 }
@@ -127,6 +131,16 @@ impl TimeZone {
     pub fn parse(name: &str) -> Option<TimeZone> {
         let east_hours = match name {
             "UTC" | "Etc/UTC" | "Etc/GMT" | "GMT" | "Etc/Universal" | "Etc/Zulu" => 0,
+            _ if !name.starts_with("Etc/GMT") => {
+                // Go's LoadLocation refuses "Local" as a job's zone would
+                // mean the server's: a name of the database, or nothing.
+                let known = name != "Local" && jiff::tz::db().get(name).is_ok();
+                return known.then(|| TimeZone {
+                    name: name.to_string(),
+                    east_hours: 0,
+                    named: true,
+                });
+            }
             _ => {
                 let rest = name.strip_prefix("Etc/GMT")?;
                 let (sign, digits) = rest.split_at_checked(1)?;
@@ -146,13 +160,49 @@ impl TimeZone {
         Some(TimeZone {
             name: name.to_string(),
             east_hours,
+            named: false,
         })
     }
 
-    pub fn offset_seconds(&self) -> i64 {
-        i64::from(self.east_hours) * 3600
+    /// The first second strictly after `after` (Unix seconds) whose wall
+    /// clock in this zone `expr` matches. A named zone's wall clock skips
+    /// an hour in spring (a time in the gap is taken an hour later, as Go's
+    /// `time.Date` normalises it) and repeats one in autumn (a time there
+    /// launches once, at its first occurrence).
+    pub fn next_after(&self, expr: &super::cron::CronExpr, after: i64) -> Option<i64> {
+        if !self.named {
+            let offset = i64::from(self.east_hours) * 3600;
+            return expr.next_after(after + offset).map(|local| local - offset);
+        }
+        let zone = jiff::tz::db().get(&self.name).ok()?;
+        let offset = |t: i64| {
+            jiff::Timestamp::from_second(t)
+                .ok()
+                .map(|t| i64::from(zone.to_offset(t).seconds()))
+        };
+        let mut local = after + offset(after)?;
+        // A wall-clock match that falls before `after` (the repeated hour)
+        // is passed over; a bounded number of times, then no launch.
+        for _ in 0..MAX_WALL_CLOCK_RETRIES {
+            let next = expr.next_after(local)?;
+            let civil = jiff::tz::Offset::UTC.to_datetime(jiff::Timestamp::from_second(next).ok()?);
+            let instant = zone
+                .to_ambiguous_timestamp(civil)
+                .compatible()
+                .ok()?
+                .as_second();
+            if instant > after {
+                return Some(instant);
+            }
+            local = next;
+        }
+        None
     }
 }
+
+/// How many wall-clock matches before `after` a named zone's repeated hour
+/// may pass over (an hour holds at most 3,600 matching seconds).
+const MAX_WALL_CLOCK_RETRIES: usize = 3_601;
 
 /// Nomad's `parameterized` block (structs.ParameterizedJobConfig).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -294,9 +344,46 @@ mod tests {
         assert_eq!(TimeZone::parse("UTC").unwrap().east_hours, 0);
         assert_eq!(TimeZone::parse("Etc/GMT+5").unwrap().east_hours, -5);
         assert_eq!(TimeZone::parse("Etc/GMT-14").unwrap().east_hours, 14);
-        for bad in ["Europe/Paris", "Etc/GMT+13", "Etc/GMT+05", "Local", ""] {
+        for bad in ["Europe/Pariss", "Etc/GMT+13", "Etc/GMT+05", "Local", ""] {
             assert_eq!(TimeZone::parse(bad), None, "{bad}");
         }
+        let named = TimeZone::parse("Europe/Paris").unwrap();
+        assert!(named.named);
+    }
+
+    /// America/New_York springs forward on 2026-03-08 (02:00 EST is 03:00
+    /// EDT) and falls back on 2026-11-01 (01:00-02:00 twice).
+    #[test]
+    fn a_named_zone_follows_daylight_saving() {
+        let spec = |text: &str| CronSpec {
+            text: text.to_string(),
+            expr: CronExpr::parse(text).unwrap(),
+        };
+        let daily = |text: &str| PeriodicConfig {
+            enabled: true,
+            specs: CronSpecs::Cron(spec(text)),
+            prohibit_overlap: false,
+            time_zone: TimeZone::parse("America/New_York").unwrap(),
+        };
+        let at = |text: &str| WallClock::parse(text).unwrap().0;
+        let two = daily("0 2 * * *");
+        // 02:00 EST is 07:00 UTC; on the 8th 02:00 does not exist and is
+        // taken an hour later (03:00 EDT, 07:00 UTC); then 02:00 EDT.
+        let first = two.next_launch(at("2026-03-07T00:00:00Z")).unwrap();
+        assert_eq!(first, at("2026-03-07T07:00:00Z"));
+        let second = two.next_launch(first).unwrap();
+        assert_eq!(second, at("2026-03-08T07:00:00Z"));
+        assert_eq!(two.next_launch(second), Some(at("2026-03-09T06:00:00Z")));
+        // 01:30 happens twice on 2026-11-01: one launch, at the first (EDT).
+        let half_past_one = daily("30 1 * * *");
+        let fall = half_past_one
+            .next_launch(at("2026-11-01T00:00:00Z"))
+            .unwrap();
+        assert_eq!(fall, at("2026-11-01T05:30:00Z"));
+        assert_eq!(
+            half_past_one.next_launch(fall),
+            Some(at("2026-11-02T06:30:00Z"))
+        );
     }
 
     #[test]

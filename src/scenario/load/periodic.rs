@@ -105,7 +105,7 @@ fn resolve_periodic(raw: &RawPeriodic, path: &str, at: Location) -> Result<Perio
         return fail(
             at,
             format!(
-                "{path}.time_zone: {zone:?} is not modelled: plansim reads only UTC and the fixed-offset zones Etc/GMT+N and Etc/GMT-N (no time zone database, so launches are the same on every machine)"
+                "{path}.time_zone: {zone:?} is not a time zone of the IANA database (expected a name such as UTC, Europe/Dublin or America/New_York)"
             ),
         );
     };
