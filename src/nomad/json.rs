@@ -412,7 +412,10 @@ fn parse_group(
     let mut tasks = Vec::new();
     let mut group_constraints = constraints(g, text, file)?;
     let mut group_affinities = affinities(g, text, file)?;
-    g.ignore_if_set(&["PreventRescheduleOnLost"], &prefix, ignored);
+    // PreventRescheduleOnLost is deprecated and ignored at 2.0.5
+    // (structs.go TaskGroup.Warnings) and absent from 1.2.6: nothing to
+    // model. MaxRunDuration stops the allocation: not modelled.
+    g.ignore_if_set(&["MaxRunDuration"], &prefix, ignored);
     if let Some(disk) = g.get("EphemeralDisk") {
         let d = Fields::new(disk, text, file, format!("{}.EphemeralDisk", g.what))?;
         // 300 MB, not sticky: Nomad's default, what every job gets.
@@ -493,6 +496,22 @@ fn parse_group(
         let d = Fields::new(block, text, file, format!("{}.Disconnect", g.what))?;
         lost_after = d.nanos("LostAfter")?.filter(|&t| t > Millis::ZERO);
         stop_on_client_after = d.nanos("StopOnClientAfter")?;
+        // The API fills in Canonicalize's defaults (replace, best_score),
+        // which are what plansim models; another value is not.
+        if d.boolean("Replace")? == Some(false) {
+            ignored.push((
+                format!("{prefix}disconnect replace"),
+                key_position(text, "Replace"),
+            ));
+        }
+        if d.string("Reconcile")?
+            .is_some_and(|r| !r.is_empty() && r != "best_score")
+        {
+            ignored.push((
+                format!("{prefix}disconnect reconcile"),
+                key_position(text, "Reconcile"),
+            ));
+        }
     }
     Ok(NomadGroup {
         update: group_update,

@@ -169,6 +169,10 @@ fn parse_group(
                             "stop_on_client_after" => {
                                 group.stop_on_client_after = Some(hcl.duration(attr)?)
                             }
+                            // api.DisconnectStrategy.Canonicalize's defaults
+                            // are what plansim models; another value is not.
+                            "replace" if hcl.boolean(attr)? => {}
+                            "reconcile" if hcl.string(attr)? == "best_score" => {}
                             other => nested.push((
                                 format!("{prefix}disconnect {other}"),
                                 hcl.position(attr.span()),

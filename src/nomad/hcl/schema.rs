@@ -85,7 +85,9 @@ pub(super) const GROUP: Schema = Schema {
             "stop_after_client_disconnect",
             "shutdown_delay",
         ],
-        &["meta"],
+        // prevent_reschedule_on_lost is deprecated and ignored at 2.0.5
+        // (structs.go TaskGroup.Warnings) and absent from 1.2.6.
+        &["meta", "prevent_reschedule_on_lost"],
     ),
     blocks: (
         &[
