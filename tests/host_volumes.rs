@@ -155,3 +155,26 @@ fn nomad_1_2_6_checks_static_host_volumes_once_per_class() {
         "{refused} refused, {failed} failed"
     );
 }
+
+/// The applier's re-check pairs each dynamic volume with its own request:
+/// a static read-only mount listed before the single-writer one (aliases
+/// sort `certs` first) changes nothing, plan-aware still refuses the
+/// second writer.
+#[test]
+fn plan_aware_refuses_the_second_writer_beside_a_static_mount() {
+    let yaml = shipped(TWO_WORKERS)
+        .replace(
+            "  - id: client-{i}\n    count: 2\n",
+            "  - id: client-{i}\n    count: 2\n    host_volumes: [{name: certs, read_only: true}]\n",
+        )
+        .replace(
+            "          data: {type: host, source: shared, access_mode: single-node-single-writer}\n",
+            "          data: {type: host, source: shared, access_mode: single-node-single-writer}\n          certs: {type: host, source: certs, read_only: true}\n",
+        );
+    let scenario = common::load(yaml.split("expect:").next().unwrap());
+    assert_eq!(scenario.jobs[0].groups[0].host_volumes[0].alias, "certs");
+    let fixed = common::run_checked(&scenario, Policy::PlanAware, 1).metrics;
+    assert_eq!((fixed.placed, fixed.violations), (1, 0));
+    let validate = common::run_checked(&scenario, Policy::Validate, 1).metrics;
+    assert_eq!(validate.violations, 1);
+}

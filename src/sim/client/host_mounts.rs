@@ -125,8 +125,8 @@ impl Simulation<'_> {
         let alloc = &self.allocs[id.index()];
         let (group, index, node, version) = (alloc.group, alloc.index, alloc.node, alloc.version);
         let spec = &self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()];
-        for (volume, writes) in self.dynamic_host_uses(spec, index, node) {
-            if writes {
+        for (volume, request) in self.dynamic_host_uses(spec, index, node) {
+            if !request.read_only {
                 self.host_volume_table.writers[volume.index()].insert(id);
             }
         }

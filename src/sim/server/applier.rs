@@ -191,18 +191,13 @@ impl Simulation<'_> {
             if spec.host_volumes.is_empty() {
                 continue;
             }
-            let uses = self.dynamic_host_uses(spec, placement.index, placement.node);
-            let single_writer = spec
-                .host_volumes
-                .iter()
-                .map(|r| r.mode() == HostAccessMode::SingleNodeSingleWriter);
-            for ((volume, writes), single) in uses.into_iter().zip(single_writer) {
+            for (volume, request) in self.dynamic_host_uses(spec, placement.index, placement.node) {
                 let writers = self.host_volume_table.writers[volume.index()].len() as u32
                     + added.get(&volume).copied().unwrap_or(0);
-                if single && writers > 0 {
+                if request.mode() == HostAccessMode::SingleNodeSingleWriter && writers > 0 {
                     return Err(FilterReason::HostVolumeWriter.describe(self.scenario));
                 }
-                if writes {
+                if !request.read_only {
                     *added.entry(volume).or_default() += 1;
                 }
             }

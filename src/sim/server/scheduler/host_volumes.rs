@@ -46,18 +46,24 @@ impl Simulation<'_> {
     }
 
     /// The dynamic host volumes allocation `index` of `group` uses on
-    /// `node` at this release, and whether each use writes.
-    pub(crate) fn dynamic_host_uses(
+    /// `node` at this release, each with the request that mounts it.
+    pub(crate) fn dynamic_host_uses<'g>(
         &self,
-        group: &GroupSpec,
+        group: &'g GroupSpec,
         index: u32,
         node: NodeId,
-    ) -> Vec<(HostVolumeId, bool)> {
+    ) -> Vec<(HostVolumeId, &'g HostVolumeRequest)> {
         if group.host_volumes.is_empty() || !self.behaviour.release.dynamic_host_volumes {
             return Vec::new();
         }
-        self.host_entries(group, index, node)
-            .filter_map(|(request, entry)| Some((entry?.dynamic?, !request.read_only)))
+        let volumes = &self.scenario.nodes[node.index()].host_volumes;
+        group
+            .host_volumes
+            .iter()
+            .filter_map(|request| {
+                let entry = on_node(volumes, &self.host_source(request, index))?;
+                Some((entry.dynamic?, request))
+            })
             .collect()
     }
 
@@ -139,8 +145,8 @@ impl Simulation<'_> {
         index: u32,
         node: NodeId,
     ) {
-        for (volume, writes) in self.dynamic_host_uses(group, index, node) {
-            if writes {
+        for (volume, request) in self.dynamic_host_uses(group, index, node) {
+            if !request.read_only {
                 *ctx.host_writers.entry(volume).or_default() += 1;
             }
         }
