@@ -163,6 +163,16 @@ pub enum AttachmentMode {
     BlockDevice,
 }
 
+impl AttachmentMode {
+    /// The name as Nomad's files and the scenario format write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            AttachmentMode::FileSystem => "file-system",
+            AttachmentMode::BlockDevice => "block-device",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

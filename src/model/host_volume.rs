@@ -163,6 +163,20 @@ impl HostVolumeRequest {
     }
 }
 
+/// Adds dynamic host volume `id`, named `name`, to a node's host volumes,
+/// keeping them sorted by name (the loader refuses a name twice).
+pub fn add_dynamic(volumes: &mut Vec<NodeHostVolume>, name: &str, id: HostVolumeId) {
+    let at = volumes.partition_point(|v| v.name.as_str() < name);
+    volumes.insert(
+        at,
+        NodeHostVolume {
+            name: name.to_string(),
+            read_only: false,
+            dynamic: Some(id),
+        },
+    );
+}
+
 /// A node's host volume named `name` (the list is sorted by name).
 pub fn on_node<'n>(volumes: &'n [NodeHostVolume], name: &str) -> Option<&'n NodeHostVolume> {
     volumes

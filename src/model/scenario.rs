@@ -65,15 +65,10 @@ impl Scenario {
             node.host_volumes.retain(|v| v.dynamic.is_none());
         }
         for (index, volume) in self.host_volumes.iter().enumerate() {
-            let entries = &mut self.nodes[volume.node.index()].host_volumes;
-            let at = entries.partition_point(|v| v.name < volume.name);
-            entries.insert(
-                at,
-                super::host_volume::NodeHostVolume {
-                    name: volume.name.clone(),
-                    read_only: false,
-                    dynamic: Some(super::host_volume::HostVolumeId::from_index(index)),
-                },
+            super::host_volume::add_dynamic(
+                &mut self.nodes[volume.node.index()].host_volumes,
+                &volume.name,
+                super::host_volume::HostVolumeId::from_index(index),
             );
         }
     }

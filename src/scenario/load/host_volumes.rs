@@ -208,15 +208,10 @@ pub(super) fn resolve_host_volumes(
         };
         let node = place(volume, nodes, &node_ids, &fits, (at, &path))?;
         let capabilities = host_capabilities(volume.capabilities.as_deref(), at, &path)?;
-        let entries = &mut nodes[node.index()].host_volumes;
-        let slot = entries.partition_point(|v| v.name < volume.id);
-        entries.insert(
-            slot,
-            NodeHostVolume {
-                name: volume.id.clone(),
-                read_only: false,
-                dynamic: Some(HostVolumeId::from_index(specs.len())),
-            },
+        add_dynamic(
+            &mut nodes[node.index()].host_volumes,
+            &volume.id,
+            HostVolumeId::from_index(specs.len()),
         );
         specs.push(HostVolumeSpec {
             name: volume.id.clone(),

@@ -270,12 +270,10 @@ fn missing_volume_warnings(
     for job in jobs.iter().filter(|j| j.launch.parent().is_none()) {
         for group in &job.groups {
             for request in &group.volumes {
-                let path = format!(
-                    "jobs[{}].groups[{}].volumes[{}].source",
-                    job.name, group.name, request.alias
-                );
-                let missing = match &request.source {
-                    VolumeSource::Missing { name } => format!("no volume with id \"{name}\""),
+                let (missing, source) = match &request.source {
+                    VolumeSource::Missing { name } => {
+                        (format!("no volume with id \"{name}\""), name)
+                    }
                     VolumeSource::PerAlloc { base } => {
                         let prefix = format!("{base}[");
                         let any = volume_by_name
@@ -285,16 +283,17 @@ fn missing_volume_warnings(
                         if any {
                             continue;
                         }
-                        format!(
+                        let needs = format!(
                             "per_alloc needs volumes named \"{base}[0]\", \"{base}[1]\", ...; none"
-                        )
+                        );
+                        (needs, base)
                     }
                     VolumeSource::Shared(_) => continue,
                 };
-                let source = match &request.source {
-                    VolumeSource::Missing { name } | VolumeSource::PerAlloc { base: name } => name,
-                    VolumeSource::Shared(_) => unreachable!("skipped above"),
-                };
+                let path = format!(
+                    "jobs[{}].groups[{}].volumes[{}].source",
+                    job.name, group.name, request.alias
+                );
                 // jobspec2 keeps an interpolation it cannot resolve as
                 // written, for a template tool to fill in.
                 let hint = if source.contains("${") {

@@ -5,14 +5,7 @@ use std::fmt::Write as _;
 
 use super::scalar::text;
 use crate::model::host_volume::NodeHostVolume;
-use crate::model::scenario::{AttachmentMode, GroupSpec, Scenario};
-
-fn attachment(mode: AttachmentMode) -> &'static str {
-    match mode {
-        AttachmentMode::FileSystem => "file-system",
-        AttachmentMode::BlockDevice => "block-device",
-    }
-}
+use crate::model::scenario::{GroupSpec, Scenario};
 
 /// A node's static host volumes (its dynamic ones come from `volumes:`).
 pub(super) fn write_node_host_volumes(out: &mut String, volumes: &[NodeHostVolume]) {
@@ -50,7 +43,7 @@ pub(super) fn write_host_volumes(out: &mut String, scenario: &Scenario) {
             .map(|(mode, attach)| {
                 format!(
                     "{{access_mode: {mode}, attachment_mode: {}}}",
-                    attachment(*attach)
+                    attach.name()
                 )
             })
             .collect();
@@ -88,7 +81,7 @@ pub(super) fn write_host_requests(out: &mut String, group: &GroupSpec) {
             let _ = write!(line, ", access_mode: {mode}");
         }
         if let Some(mode) = request.attachment_mode {
-            let _ = write!(line, ", attachment_mode: {}", attachment(mode));
+            let _ = write!(line, ", attachment_mode: {}", mode.name());
         }
         line.push('}');
         let _ = writeln!(out, "{line}");

@@ -257,13 +257,6 @@ fn write_plugins(out: &mut String, scenario: &Scenario) {
     }
 }
 
-fn attachment_name(mode: AttachmentMode) -> &'static str {
-    match mode {
-        AttachmentMode::FileSystem => "file-system",
-        AttachmentMode::BlockDevice => "block-device",
-    }
-}
-
 fn write_volumes(out: &mut String, scenario: &Scenario) {
     if scenario.volumes.is_empty() && scenario.host_volumes.is_empty() {
         return;
@@ -291,7 +284,7 @@ fn write_volumes(out: &mut String, scenario: &Scenario) {
                         format!(
                             "{{access_mode: {}, attachment_mode: {}}}",
                             c.access_mode.name(),
-                            attachment_name(c.attachment_mode)
+                            c.attachment_mode.name()
                         )
                     })
                     .collect();
@@ -466,11 +459,7 @@ fn write_volume_requests(out: &mut String, scenario: &Scenario, group: &GroupSpe
                 let _ = write!(line, ", access_mode: {}", access_mode.name());
             }
             if let Some(attachment_mode) = request.attachment_mode {
-                let _ = write!(
-                    line,
-                    ", attachment_mode: {}",
-                    attachment_name(attachment_mode)
-                );
+                let _ = write!(line, ", attachment_mode: {}", attachment_mode.name());
             }
             line.push('}');
             let _ = writeln!(out, "{line}");
