@@ -81,6 +81,7 @@ fn host_volume_scenarios_round_trip() {
         TWO_WORKERS,
         "scenarios/host-volume-static-class-cache.yaml",
         "scenarios/host-volumes-nomad/host-volumes-nomad.yaml",
+        STICKY,
     ] {
         let scenario = plansim::scenario::load_file(&common::repo_path(file)).unwrap();
         let yaml = plansim::scenario::write::model::to_yaml(&scenario, "");
@@ -91,6 +92,14 @@ fn host_volume_scenarios_round_trip() {
             "{file}"
         );
         assert_eq!(again.host_volumes.len(), scenario.host_volumes.len());
+        let sticky = |s: &plansim::model::scenario::Scenario| -> Vec<bool> {
+            s.jobs
+                .iter()
+                .flat_map(|j| &j.groups)
+                .flat_map(|g| g.host_volumes.iter().map(|r| r.sticky))
+                .collect()
+        };
+        assert_eq!(sticky(&again), sticky(&scenario), "{file}");
         for policy in Policy::ALL {
             let a = common::run_checked(&scenario, policy, 3).metrics;
             let b = common::run_checked(&again, policy, 3).metrics;
@@ -177,4 +186,94 @@ fn plan_aware_refuses_the_second_writer_beside_a_static_mount() {
     assert_eq!((fixed.placed, fixed.violations), (1, 0));
     let validate = common::run_checked(&scenario, Policy::Validate, 1).metrics;
     assert_eq!(validate.violations, 1);
+}
+
+const STICKY: &str = "scenarios/host-volume-sticky.yaml";
+
+/// The nodes `job`'s placements went to under validate, in order.
+fn nodes_placed(scenario: &plansim::model::scenario::Scenario, seed: u64) -> Vec<String> {
+    let run = common::run_checked(scenario, Policy::Validate, seed);
+    run.trace
+        .unwrap()
+        .iter()
+        .filter(|r| r.kind == TraceKind::Placed)
+        .map(|r| scenario.nodes[r.node.unwrap().index()].name.clone())
+        .collect()
+}
+
+/// A sticky request's claim brings a destructive update back to the
+/// claimed volume at every seed; without sticky the tie between the two
+/// empty nodes goes where the shuffle puts it.
+#[test]
+fn a_sticky_host_volume_keeps_an_update_where_its_data_is() {
+    let sticky = plansim::scenario::load_file(&common::repo_path(STICKY)).unwrap();
+    let plain = common::load(
+        shipped(STICKY)
+            .replace("sticky: true, ", "")
+            .split("expect:")
+            .next()
+            .unwrap(),
+    );
+    let mut moved = 0;
+    for seed in 1..=20 {
+        let placed = nodes_placed(&sticky, seed);
+        assert_eq!(placed.len(), 2, "{placed:?}");
+        assert_eq!(placed[0], placed[1], "seed {seed}: the update stays");
+        let placed = nodes_placed(&plain, seed);
+        moved += usize::from(placed[0] != placed[1]);
+    }
+    assert!(
+        (1..20).contains(&moved),
+        "without sticky some updates move: {moved}"
+    );
+}
+
+/// 2.0.5's checker takes a claim off its list at the first node that
+/// meets it, so the nodes its scan visits after that one are feasible
+/// again: a rescheduled allocation (its old node penalised) returns to its
+/// volume only when the scan reaches the other node first.
+#[test]
+fn a_sticky_reschedule_returns_only_when_the_claimed_node_is_scanned_last() {
+    let yaml = shipped(STICKY).replace(
+        "  - {at: 10m, update_job: {job: postgres}}",
+        "  - {at: 10m, alloc_fail: \"postgres.db[0]\"}",
+    );
+    let scenario = common::load(yaml.split("expect:").next().unwrap());
+    let (mut back, mut away) = (0, 0);
+    for seed in 1..=20 {
+        let placed = nodes_placed(&scenario, seed);
+        assert_eq!(placed.len(), 2, "{placed:?}");
+        if placed[0] == placed[1] {
+            back += 1;
+        } else {
+            away += 1;
+        }
+    }
+    assert!(back > 0 && away > 0, "back {back}, away {away}");
+}
+
+/// Nomad's refusals of sticky requests: with `per_alloc` at registration,
+/// and on a static host volume at every node.
+#[test]
+fn sticky_mistakes_are_refused_as_nomad_refuses_them() {
+    let yaml = shipped(STICKY).replace("sticky: true,", "sticky: true, per_alloc: true,");
+    let err = plansim::scenario::load_str(&yaml, "t.yaml", "t").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("volume cannot be per_alloc and sticky at the same time"),
+        "{err}"
+    );
+    let on_static = "nodes:\n  - {id: c1, host_volumes: [{name: data}]}\njobs:\n  - id: j\n    groups:\n      - name: g\n        volumes:\n          data: {type: host, source: data, sticky: true}\n        tasks: [{name: t}]\n";
+    let scenario = common::load(on_static);
+    let run = common::run_checked(&scenario, Policy::Validate, 1);
+    assert_eq!(run.metrics.placed, 0);
+    let lines = run.placement_failures[0].metric.lines().join("\n");
+    assert!(lines.contains("missing compatible host volumes"), "{lines}");
+    // 1.2.6 has no sticky: the static volume fits.
+    assert_eq!(
+        common::run_checked(&scenario, Policy::Naive, 1)
+            .metrics
+            .placed,
+        1
+    );
 }

@@ -1,6 +1,7 @@
 //! What parts of real job and volume files mean, as Nomad reads them:
-//! job-level `migrate`, task-level `affinity`, host volume specs without a
-//! node, plugin or capability, and HCL1's nested one-line blocks.
+//! job-level `migrate`, task-level `affinity` and `network`, host volume
+//! specs without a node, plugin or capability, and HCL1's nested one-line
+//! blocks.
 
 mod common;
 
@@ -166,4 +167,105 @@ jobs:
     }
     let strict = common::plansim(&["validate", "--strict", common::arg(&path)]);
     assert_eq!(strict.status.code(), Some(2));
+}
+
+/// A legacy job: a task-level network (deprecated since 0.12) with static
+/// port 80 in each of two tasks that share the label, beside a group port.
+const LEGACY_PORTS: &str = r#"
+job "legacy" {
+  group "web" {
+    count = 2
+    network {
+      port "admin" {}
+    }
+    task "a" {
+      driver = "docker"
+      resources {
+        network {
+          port "http" { static = 80 }
+        }
+      }
+    }
+    task "b" {
+      driver = "docker"
+      resources {
+        network {
+          port "http" { static = 81 }
+        }
+      }
+    }
+  }
+}
+"#;
+
+/// Nomad's bin-packer assigns a task network's ports from the node's one
+/// NetworkIndex, as the group's (rank.go `BinPackIterator.Next`), so the
+/// second allocation finds port 80 taken on a one-node cluster.
+#[test]
+fn a_task_network_s_static_port_collides_on_the_node() {
+    let s = load_with(
+        "task-network",
+        "nodes: [{id: c1}]\njobs:\n  - file: legacy.nomad.hcl\n",
+        &[("legacy.nomad.hcl", LEGACY_PORTS)],
+    );
+    let labels: Vec<(String, Option<u16>)> = s.jobs[0].groups[0]
+        .ports
+        .iter()
+        .map(|p| (p.label.clone(), p.value))
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            ("admin".to_string(), None),
+            ("http".to_string(), Some(80)),
+            ("b.http".to_string(), Some(81)),
+        ]
+    );
+    for policy in plansim::model::policy::Policy::ALL {
+        let run = common::run_checked(&s, policy, 1);
+        assert_eq!(
+            (run.metrics.placed, run.metrics.infeasible),
+            (1, 1),
+            "{policy:?}"
+        );
+        let lines = run.placement_failures[0].metric.lines().join("\n");
+        assert!(
+            lines.contains("network: reserved port collision http=80"),
+            "{lines}"
+        );
+    }
+}
+
+/// The JSON form (an API job's Task.Resources.Networks) reads the same,
+/// and a task label the group network already uses is Nomad's refusal.
+#[test]
+fn a_task_network_in_json_reads_as_in_hcl_and_a_clashing_label_is_refused() {
+    let json = r#"{"Job": {"ID": "legacy", "Type": "service", "Datacenters": ["dc1"], "TaskGroups": [{"Name": "web", "Count": 2, "Networks": [{"DynamicPorts": [{"Label": "admin"}]}], "Tasks": [{"Name": "a", "Driver": "docker", "Resources": {"CPU": 100, "MemoryMB": 300, "Networks": [{"ReservedPorts": [{"Label": "http", "Value": 80}]}]}}, {"Name": "b", "Driver": "docker", "Resources": {"CPU": 100, "MemoryMB": 300, "Networks": [{"ReservedPorts": [{"Label": "http", "Value": 81}]}]}}]}]}}"#;
+    let scenario = "nodes: [{id: c1}]\njobs:\n  - file: legacy.json\n";
+    let from_json = load_with("task-network-json", scenario, &[("legacy.json", json)]);
+    let from_hcl = load_with(
+        "task-network-hcl",
+        "nodes: [{id: c1}]\njobs:\n  - file: legacy.nomad.hcl\n",
+        &[("legacy.nomad.hcl", LEGACY_PORTS)],
+    );
+    assert_eq!(
+        format!("{:?}", from_json.jobs[0].groups[0].ports),
+        format!("{:?}", from_hcl.jobs[0].groups[0].ports)
+    );
+    let dir = common::temp_dir("task-network-clash");
+    std::fs::write(
+        dir.join("legacy.nomad.hcl"),
+        LEGACY_PORTS.replace("port \"admin\"", "port \"http\""),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("scenario.yaml"),
+        "nodes: [{id: c1}]\njobs:\n  - file: legacy.nomad.hcl\n",
+    )
+    .unwrap();
+    let err = plansim::scenario::load_file(&dir.join("scenario.yaml")).unwrap_err();
+    assert!(
+        err.to_string().contains("Port label http already in use"),
+        "{err}"
+    );
 }

@@ -277,6 +277,8 @@ fn import_writes_a_scenario_that_validates_runs_and_starts_with_claims_held() {
     let scenario = load_file(&out).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scenario.nodes.len(), 3);
     assert!(scenario.nodes.iter().all(|n| n.csi_plugins.len() == 1));
+    // NodeResources.Disk.DiskMB less ReservedResources.Disk.DiskMB.
+    assert!(scenario.nodes.iter().all(|n| n.disk == 50_000));
     // Simulated 0s is the snapshot's clock: the latest allocation change.
     assert_eq!(
         scenario.start_time.to_rfc3339(),
@@ -780,7 +782,12 @@ fn lifecycle_fields_read_the_same_from_hcl_and_json() {
         TaskResourceRule::SidecarsPlusLargestPhase,
         TaskResourceRule::LargestPhase,
     ] {
-        assert_eq!(group.ask(rule), (1000, 256), "{rule:?}");
+        let ask = group.ask(rule);
+        assert_eq!(
+            (ask.cpu, ask.memory, ask.disk),
+            (1000, 256, 300),
+            "{rule:?}"
+        );
     }
     // 1m prestart, 10m main, 30s poststop.
     assert_eq!(

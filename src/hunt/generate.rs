@@ -220,6 +220,7 @@ fn plugin_job_spec(rng: &mut HuntRng, plugin: PluginId) -> JobSpec {
             reschedule: ReschedulePolicy::default_for(kind),
             cpu: 100,
             memory: 64,
+            ephemeral_disk: EphemeralDisk::DEFAULT,
             drivers: DRIVER,
             run_for: None,
             csi_plugins: vec![TaskPlugin {
@@ -358,6 +359,7 @@ fn node(rng: &mut HuntRng, i: usize, plugins: usize) -> NodeSpec {
         // A small node now and then, so resources bind too.
         cpu: if rng.chance(20) { 1000 } else { 4000 },
         memory: 8192,
+        disk: NodeSpec::DEFAULT_DISK_MB,
         drivers: DRIVER,
         topology: BTreeMap::new(),
         csi_plugins,
@@ -480,6 +482,7 @@ fn group(
         reschedule,
         cpu: rng.range(1, 10) * 100,
         memory: rng.range(2, 16) * 64,
+        ephemeral_disk: EphemeralDisk::DEFAULT,
         drivers: DRIVER,
         run_for,
         csi_plugins: Vec::new(),

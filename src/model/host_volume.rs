@@ -144,6 +144,9 @@ pub struct HostVolumeRequest {
     pub per_alloc: bool,
     pub access_mode: Option<HostAccessMode>,
     pub attachment_mode: Option<AttachmentMode>,
+    /// `sticky` (1.10+): the job's allocations are pinned to the dynamic
+    /// volumes they claimed (`TaskGroupHostVolumeClaim`).
+    pub sticky: bool,
 }
 
 impl HostVolumeRequest {

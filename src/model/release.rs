@@ -89,6 +89,11 @@ pub struct Release {
     /// `taskGroupHostVolumes` in `tgs`): a class is judged by its first
     /// node. Fixed in 1.7.0 (#18679), which checks every node (`avail`).
     pub host_volumes_class_cached: bool,
+    /// A group whose ephemeral disk has `migrate` but not `sticky` also
+    /// prefers its previous allocation's node (`generic_sched.go`
+    /// `findPreferredNode`: `Sticky || Migrate`, #16826 in 1.6.0; 1.2.6
+    /// reads `Sticky` only).
+    pub migrate_implies_sticky: bool,
 
     // --- Job registration (nomad/structs/volumes.go:VolumeRequest.Validate)
     /// Registration refuses a group with count > 1 that shares a
@@ -370,6 +375,7 @@ pub static NOMAD_1_2_6: Release = Release {
     node_pools: false,
     dynamic_host_volumes: false,
     host_volumes_class_cached: true,
+    migrate_implies_sticky: false,
     validates_shared_volume_count: false,
     rejects_lost_and_stop_after: false,
     server_claim_check: ServerClaimCheck::OtherJobsWriters,
@@ -418,6 +424,7 @@ pub static NOMAD_2_0_5: Release = Release {
     node_pools: true,
     dynamic_host_volumes: true,
     host_volumes_class_cached: false,
+    migrate_implies_sticky: true,
     validates_shared_volume_count: true,
     rejects_lost_and_stop_after: true,
     server_claim_check: ServerClaimCheck::FreeClaims,

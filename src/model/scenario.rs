@@ -161,6 +161,9 @@ pub struct NodeSpec {
     pub attributes: BTreeMap<String, String>,
     pub cpu: u64,
     pub memory: u64,
+    /// MB of disk the node offers to allocations' ephemeral disks
+    /// (`NodeResources.Disk.DiskMB`).
+    pub disk: u64,
     pub drivers: DriverSet,
     pub topology: BTreeMap<String, String>,
     pub csi_plugins: Vec<NodePluginSpec>,
@@ -185,12 +188,19 @@ pub const DEFAULT_NODE_POOL: &str = "default";
 pub const ALL_NODE_POOLS: &str = "all";
 
 impl NodeSpec {
+    /// The disk a node offers when the scenario does not say: 100 GiB, a
+    /// common root volume. Nomad's client fingerprints its data directory's
+    /// volume (`client/fingerprint/storage.go`): the free space up to
+    /// 1.11.0, the total size from 1.11.1 (#27019), less `reserved.disk`.
+    pub const DEFAULT_DISK_MB: u64 = 100 * 1024;
+
     /// The node's attribute `key` (`${attr.KEY}`, `${meta.KEY}`): as the
     /// scenario sets it, else what Nomad's client fingerprints on every
     /// node (`client/fingerprint/`: `host.go` `unique.hostname`,
     /// `kernel.name`, `os.name`; `arch.go` `cpu.arch`; `cpu.go`
     /// `cpu.totalcompute`, `cpu.numcores`, `cpu.frequency`; `memory.go`
-    /// `memory.totalbytes`), derived from the node's own fields. Computed
+    /// `memory.totalbytes`; `storage.go` `unique.storage.bytestotal` and
+    /// `unique.storage.bytesfree`), derived from the node's own fields. Computed
     /// when asked, so a node carries only what the scenario gives it.
     ///
     /// `drivers` names the scenario's driver bits (`Scenario::driver_names`):
@@ -221,6 +231,11 @@ impl NodeSpec {
                 return Some(Cow::Owned(
                     (self.memory.saturating_mul(1 << 20)).to_string(),
                 ));
+            }
+            // storage.go: the data directory's volume, whose size (or free
+            // space, before 1.11.1) is the node's disk.
+            "unique.storage.bytestotal" | "unique.storage.bytesfree" => {
+                return Some(Cow::Owned((self.disk.saturating_mul(1 << 20)).to_string()));
             }
             _ => return None,
         };
@@ -511,6 +526,7 @@ impl JobSpec {
         from < to
             && self.bare_versions.range(from + 1..=to).next().is_none()
             && (a.cpu, a.memory, a.healthy_after) == (b.cpu, b.memory, b.healthy_after)
+            && a.ephemeral_disk == b.ephemeral_disk
             && a.lifecycle == b.lifecycle
     }
 }
@@ -677,15 +693,79 @@ pub struct GroupSpec {
     pub lifecycle: Option<Box<GroupLifecycle>>,
     /// The group `network` block's ports, static and dynamic.
     pub ports: Vec<crate::model::ports::PortAsk>,
+    /// The group's `ephemeral_disk`.
+    pub ephemeral_disk: EphemeralDisk,
+}
+
+/// A group's `ephemeral_disk` (`structs.EphemeralDisk`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EphemeralDisk {
+    /// MB each allocation reserves on its node's disk (`SizeMB`).
+    pub size_mb: u64,
+    /// A replacement of an allocation tries the node the allocation was on
+    /// first (`Sticky`; `generic_sched.go` `findPreferredNode`).
+    pub sticky: bool,
+    /// The client copies the previous allocation's data to a replacement
+    /// on another node (`Migrate`): client-side only, no placement effect.
+    pub migrate: bool,
+}
+
+impl EphemeralDisk {
+    /// What a group without the block gets (`structs.DefaultEphemeralDisk`:
+    /// 300 MB, neither sticky nor migrating).
+    pub const DEFAULT: EphemeralDisk = EphemeralDisk {
+        size_mb: 300,
+        sticky: false,
+        migrate: false,
+    };
+}
+
+impl Default for EphemeralDisk {
+    fn default() -> Self {
+        EphemeralDisk::DEFAULT
+    }
+}
+
+/// What one allocation reserves on its node: the dimensions Nomad's
+/// `AllocsFit` compares (`ComparableResources.Superset`: CPU, memory,
+/// disk).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reserved {
+    /// MHz.
+    pub cpu: u64,
+    /// MiB.
+    pub memory: u64,
+    /// MB of ephemeral disk.
+    pub disk: u64,
+}
+
+impl Reserved {
+    pub fn plus(self, other: Reserved) -> Reserved {
+        Reserved {
+            cpu: self.cpu.saturating_add(other.cpu),
+            memory: self.memory.saturating_add(other.memory),
+            disk: self.disk.saturating_add(other.disk),
+        }
+    }
+
+    /// `self` less `other`, each dimension at least zero.
+    pub fn less(self, other: Reserved) -> Reserved {
+        Reserved {
+            cpu: self.cpu.saturating_sub(other.cpu),
+            memory: self.memory.saturating_sub(other.memory),
+            disk: self.disk.saturating_sub(other.disk),
+        }
+    }
 }
 
 impl GroupSpec {
-    /// CPU and memory one allocation reserves on its node under `rule`:
-    /// `cpu`/`memory` are the main tasks' total, the lifecycle tasks are
-    /// added as the release's `AllocatedResources.Comparable` adds them.
+    /// What one allocation reserves on its node under `rule`: `cpu`/`memory`
+    /// are the main tasks' total, the lifecycle tasks are added as the
+    /// release's `AllocatedResources.Comparable` adds them; the ephemeral
+    /// disk is the group's, shared by its tasks (`AllocatedSharedResources`).
     #[inline]
-    pub fn ask(&self, rule: TaskResourceRule) -> (u64, u64) {
-        match self.lifecycle.as_deref() {
+    pub fn ask(&self, rule: TaskResourceRule) -> Reserved {
+        let (cpu, memory) = match self.lifecycle.as_deref() {
             None => (self.cpu, self.memory),
             Some(lifecycle) => {
                 let main = Resources {
@@ -695,6 +775,11 @@ impl GroupSpec {
                 let ask = lifecycle.ask(main, rule);
                 (ask.cpu, ask.memory)
             }
+        };
+        Reserved {
+            cpu,
+            memory,
+            disk: self.ephemeral_disk.size_mb,
         }
     }
 

@@ -145,7 +145,16 @@ struct ApiDriver {
 struct ApiResources {
     cpu: Option<ApiCpu>,
     memory: Option<ApiMemory>,
+    disk: Option<ApiDisk>,
     networks: Option<ApiReservedNetworks>,
+}
+
+/// `NodeResources.Disk`, `ReservedResources.Disk`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ApiDisk {
+    #[serde(rename = "DiskMB")]
+    disk_mb: Option<i64>,
 }
 
 /// `ReservedResources.Networks`: the client's `reserved.reserved_ports`.
@@ -603,13 +612,13 @@ fn raw_node(
 ) -> RawNode {
     let name = &node.name;
     let full = node.full();
-    let (cpu, memory) = match node_resources(full, &node.stub) {
+    let (cpu, memory, disk) = match node_resources(full, &node.stub) {
         Some(resources) => resources,
         None => {
             notes.push(format!(
                 "node {name}: no NodeResources (save /v1/nodes with ?resources=true); plansim's defaults used"
             ));
-            (0, 0)
+            (0, 0, 0)
         }
     };
     let mut attributes = BTreeMap::new();
@@ -632,6 +641,7 @@ fn raw_node(
         attributes: (!attributes.is_empty()).then_some(attributes),
         cpu: (cpu > 0).then(|| cpu.unsigned_abs()),
         memory: (memory > 0).then(|| memory.unsigned_abs()),
+        disk: (disk > 0).then(|| disk.unsigned_abs()),
         drivers: (!drivers.is_empty()).then_some(drivers),
         topology: (!topology.is_empty()).then_some(topology),
         csi_plugins: (!csi_plugins.is_empty()).then_some(csi_plugins),
@@ -670,8 +680,8 @@ fn static_host_volumes(node: &ApiNode) -> Option<Vec<RawNodeHostVolume>> {
     (!volumes.is_empty()).then_some(volumes)
 }
 
-/// CPU and memory less the reserved, if the node has NodeResources.
-fn node_resources(full: &ApiNode, stub: &ApiNode) -> Option<(i64, i64)> {
+/// CPU, memory and disk less the reserved, if the node has NodeResources.
+fn node_resources(full: &ApiNode, stub: &ApiNode) -> Option<(i64, i64, i64)> {
     let resources = full
         .node_resources
         .as_ref()
@@ -690,9 +700,15 @@ fn node_resources(full: &ApiNode, stub: &ApiNode) -> Option<(i64, i64)> {
             .and_then(|m| m.memory_mb)
             .unwrap_or(0)
     };
+    let disk = |r: Option<&ApiResources>| {
+        r.and_then(|r| r.disk.as_ref())
+            .and_then(|d| d.disk_mb)
+            .unwrap_or(0)
+    };
     Some((
         cpu(Some(resources)).saturating_sub(cpu(reserved)),
         memory(Some(resources)).saturating_sub(memory(reserved)),
+        disk(Some(resources)).saturating_sub(disk(reserved)),
     ))
 }
 

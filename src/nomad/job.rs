@@ -4,7 +4,7 @@
 //! types, so every job, written in YAML or in Nomad's files, goes through
 //! the one resolver (`scenario::load`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_saphyr::{Location, Spanned};
 
@@ -108,6 +108,8 @@ pub struct NomadGroup {
     pub ports: Vec<(String, Option<i64>)>,
     /// Group `network` blocks read so far (only the first counts).
     pub networks_seen: u32,
+    /// The group's `ephemeral_disk` block, as written.
+    pub ephemeral_disk: Option<crate::scenario::raw::RawEphemeralDisk>,
 }
 
 /// Nomad's `migrate` block as a job file writes it.
@@ -145,7 +147,7 @@ pub struct NomadVolumeRequest {
     pub per_alloc: bool,
     pub access_mode: Option<String>,
     pub attachment_mode: Option<String>,
-    /// A host volume request's `sticky` (not modelled: warned about).
+    /// `sticky`: a host request's claim pins it to its dynamic volume.
     pub sticky: bool,
 }
 
@@ -176,6 +178,11 @@ pub struct NomadTask {
     pub lifecycle: Option<(String, bool)>,
     pub kill_timeout: Option<Millis>,
     pub shutdown_delay: Option<Millis>,
+    /// The ports of the task's `resources { network {} }` (deprecated
+    /// since 0.12, still placed): label and static value, as a group's.
+    pub ports: Vec<(String, Option<i64>)>,
+    /// Task-level `network` blocks read so far (only the first counts).
+    pub networks_seen: u32,
 }
 
 /// Constraint operators the resolver models (Nomad's spellings).
@@ -333,17 +340,6 @@ fn raw_group(
                 ),
             ));
         }
-        if request.sticky {
-            // TaskGroupHostVolumeClaim: a sticky request is pinned to the
-            // volume its first allocation got.
-            ignored.push((
-                format!(
-                    "group \"{}\" volume \"{}\" sticky (sticky host volume claims are not modelled)",
-                    group.name, request.alias
-                ),
-                request.at,
-            ));
-        }
         volumes.insert(
             request.alias.clone(),
             Spanned::new(raw_volume_request(file, request)?, location, location),
@@ -387,23 +383,45 @@ fn raw_group(
                 },
             ),
             shutdown_delay: group.shutdown_delay.map(RawDuration),
-            network: (!group.ports.is_empty()).then(|| RawNetwork {
-                ports: group
-                    .ports
-                    .iter()
-                    .map(|(label, value)| {
-                        let port = RawPort {
-                            label: label.clone(),
-                            static_port: *value,
-                        };
-                        Spanned::new(port, location, location)
-                    })
-                    .collect(),
-            }),
+            network: network_ports(group, location),
+            ephemeral_disk: group.ephemeral_disk.clone(),
         },
         location,
         location,
     ))
+}
+
+/// The ports the group's allocations take on their node: the group
+/// network's, then each task network's (deprecated since 0.12), which the
+/// bin-packer assigns from the same NetworkIndex (rank.go
+/// `BinPackIterator.Next`: `AssignTaskNetwork` at 2.0.5, `AssignNetwork`
+/// at 1.2.6), so a static port of either collides with the other's. Two
+/// tasks may use one label (`TaskGroup.validateNetworks` checks a task's
+/// labels against the group's only): a repeated one is named after its
+/// task, `task.label`.
+fn network_ports(group: &NomadGroup, location: Location) -> Option<RawNetwork> {
+    let labels: BTreeSet<&str> = group.ports.iter().map(|(l, _)| l.as_str()).collect();
+    let mut ports: Vec<(String, Option<i64>)> = group.ports.clone();
+    let mut task_labels = BTreeSet::new();
+    for task in &group.tasks {
+        for (label, value) in &task.ports {
+            // A clash with the group's is Nomad's refusal: left to the resolver.
+            let label = if labels.contains(label.as_str()) || task_labels.insert(label.as_str()) {
+                label.clone()
+            } else {
+                format!("{}.{label}", task.name)
+            };
+            ports.push((label, *value));
+        }
+    }
+    (!ports.is_empty()).then(|| RawNetwork {
+        ports: ports
+            .into_iter()
+            .map(|(label, static_port)| {
+                Spanned::new(RawPort { label, static_port }, location, location)
+            })
+            .collect(),
+    })
 }
 
 fn raw_migrate(file: &str, group: &NomadGroup, m: &NomadMigrate) -> Result<RawMigrate, LoadError> {
@@ -559,6 +577,8 @@ fn raw_volume_request(
         per_alloc: request.per_alloc.then_some(true),
         access_mode,
         attachment_mode,
+        // The CSI checker never reads `sticky`: only a host request keeps it.
+        sticky: (host && request.sticky).then_some(true),
     })
 }
 

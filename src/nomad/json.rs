@@ -15,7 +15,7 @@ use super::job::*;
 use super::volume::NomadVolume;
 use crate::model::time::Millis;
 use crate::scenario::error::{LoadError, Position, file_error};
-use crate::scenario::raw::{RawParameterized, RawPeriodic};
+use crate::scenario::raw::{RawEphemeralDisk, RawParameterized, RawPeriodic};
 
 /// Parses JSON text, with Nomad-shaped errors; a key repeated in one
 /// object is refused (json_keys::parse_unique).
@@ -416,50 +416,19 @@ fn parse_group(
     // (structs.go TaskGroup.Warnings) and absent from 1.2.6: nothing to
     // model. MaxRunDuration stops the allocation: not modelled.
     g.ignore_if_set(&["MaxRunDuration"], &prefix, ignored);
-    if let Some(disk) = g.get("EphemeralDisk") {
-        let d = Fields::new(disk, text, file, format!("{}.EphemeralDisk", g.what))?;
-        // 300 MB, not sticky: Nomad's default, what every job gets.
-        if d.boolean("Sticky")? == Some(true) || d.int("SizeMB")?.is_some_and(|s| s != 300) {
-            ignored.push((
-                format!("{prefix}EphemeralDisk"),
-                key_position(text, "EphemeralDisk"),
-            ));
+    let ephemeral_disk = match g.get("EphemeralDisk") {
+        Some(disk) => {
+            let d = Fields::new(disk, text, file, format!("{}.EphemeralDisk", g.what))?;
+            Some(RawEphemeralDisk {
+                size: d.int("SizeMB")?,
+                sticky: d.boolean("Sticky")?,
+                migrate: d.boolean("Migrate")?,
+            })
         }
-    }
-    // The scheduler reads the first network only (BinPackIterator.Next).
-    let mut ports = Vec::new();
-    for (n, network) in g.list("Networks")?.iter().enumerate() {
-        let net = Fields::new(network, text, file, format!("{}.Networks[{n}]", g.what))?;
-        if n > 0 {
-            ignored.push((
-                format!("{prefix}network (a second network block)"),
-                key_position(text, "Networks"),
-            ));
-            continue;
-        }
-        for (key, reserved) in [("ReservedPorts", true), ("DynamicPorts", false)] {
-            for (i, port) in net.list(key)?.iter().enumerate() {
-                let p = Fields::new(port, text, file, format!("{}.{key}[{i}]", net.what))?;
-                let label = p.string("Label")?.unwrap_or_default();
-                for unmodelled in ["HostNetwork", "IgnoreCollision"] {
-                    if p.get(unmodelled)
-                        .is_some_and(|v| !v.is_null() && v != "" && v != false)
-                    {
-                        ignored.push((
-                            format!("{prefix}network port \"{label}\" {unmodelled}"),
-                            key_position(text, unmodelled),
-                        ));
-                    }
-                }
-                let value = if reserved {
-                    Some(p.int("Value")?.unwrap_or(0))
-                } else {
-                    None
-                };
-                ports.push((label, value));
-            }
-        }
-    }
+        None => None,
+    };
+    let at = format!("{prefix}network ");
+    let ports = network_ports(g, (&at, false), (text, file), ignored)?;
     let volumes = group_volumes(g, text, file)?;
     for (t, task) in g.list("Tasks")?.iter().enumerate() {
         tasks.push(parse_task(
@@ -532,7 +501,58 @@ fn parse_group(
         shutdown_delay: g.nanos("ShutdownDelay")?,
         ports,
         networks_seen: 0,
+        ephemeral_disk,
     })
+}
+
+/// The ports of the first of `owner`'s Networks (a group's, or a task's
+/// Resources'): the scheduler reads only that one (BinPackIterator.Next);
+/// `at` names the block in warnings. A task network's bandwidth counts
+/// against the node's (`AssignTaskNetwork`), a group network's does not.
+fn network_ports(
+    owner: &Fields,
+    (at, task): (&str, bool),
+    (text, file): (&str, &str),
+    ignored: &mut Ignored,
+) -> Result<Vec<(String, Option<i64>)>, LoadError> {
+    let mut ports = Vec::new();
+    for (n, network) in owner.list("Networks")?.iter().enumerate() {
+        let net = Fields::new(network, text, file, format!("{}.Networks[{n}]", owner.what))?;
+        if n > 0 {
+            ignored.push((
+                format!("{at}(a second network block)"),
+                key_position(text, "Networks"),
+            ));
+            continue;
+        }
+        // Bandwidth is not modelled.
+        if task && net.int("MBits")?.is_some_and(|m| m > 0) {
+            ignored.push((format!("{at}mbits"), key_position(text, "MBits")));
+        }
+        for (key, reserved) in [("ReservedPorts", true), ("DynamicPorts", false)] {
+            for (i, port) in net.list(key)?.iter().enumerate() {
+                let p = Fields::new(port, text, file, format!("{}.{key}[{i}]", net.what))?;
+                let label = p.string("Label")?.unwrap_or_default();
+                for unmodelled in ["HostNetwork", "IgnoreCollision"] {
+                    if p.get(unmodelled)
+                        .is_some_and(|v| !v.is_null() && v != "" && v != false)
+                    {
+                        ignored.push((
+                            format!("{at}port \"{label}\" {unmodelled}"),
+                            key_position(text, unmodelled),
+                        ));
+                    }
+                }
+                let value = if reserved {
+                    Some(p.int("Value")?.unwrap_or(0))
+                } else {
+                    None
+                };
+                ports.push((label, value));
+            }
+        }
+    }
+    Ok(ports)
 }
 
 /// A group's Volumes: its volume requests by alias.
@@ -599,10 +619,13 @@ fn parse_task(
         parsed.cpu = r.int("CPU")?;
         parsed.memory = r.int("MemoryMB")?;
         r.ignore_if_set(
-            &["Cores", "Devices", "Networks", "NUMA"],
+            &["Cores", "Devices", "NUMA"],
             &format!("{task_prefix}resources "),
             ignored,
         );
+        // A task-level network (deprecated since 0.12) is still placed.
+        let at = format!("{task_prefix}resources network ");
+        parsed.ports = network_ports(&r, (&at, true), (text, file), ignored)?;
     }
     if let Some(plugin) = tf.get("CSIPluginConfig") {
         let p = Fields::new(plugin, text, file, format!("{}.CSIPluginConfig", tf.what))?;

@@ -102,6 +102,8 @@ pub struct RawNode {
     pub attributes: Option<BTreeMap<String, String>>,
     pub cpu: Option<u64>,
     pub memory: Option<u64>,
+    /// MB of disk for allocations' ephemeral disks.
+    pub disk: Option<u64>,
     pub drivers: Option<Vec<String>>,
     pub topology: Option<BTreeMap<String, String>>,
     pub csi_plugins: Option<Vec<RawNodePlugin>>,
@@ -403,6 +405,19 @@ pub struct RawGroup {
     pub shutdown_delay: Option<RawDuration>,
     /// Nomad's group `network` block: its ports.
     pub network: Option<RawNetwork>,
+    /// Nomad's group `ephemeral_disk` block.
+    pub ephemeral_disk: Option<RawEphemeralDisk>,
+}
+
+/// A group's `ephemeral_disk:`, as Nomad's block.
+#[serde_with::skip_serializing_none]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEphemeralDisk {
+    /// MB (`size`), at least 10.
+    pub size: Option<i64>,
+    pub sticky: Option<bool>,
+    pub migrate: Option<bool>,
 }
 
 /// A group's `network:`.
@@ -499,6 +514,8 @@ pub struct RawVolumeRequest {
     pub per_alloc: Option<bool>,
     pub access_mode: Option<RawAccessMode>,
     pub attachment_mode: Option<RawAttachmentMode>,
+    /// A host volume request's `sticky` (Nomad 1.10+).
+    pub sticky: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]

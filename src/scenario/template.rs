@@ -284,6 +284,7 @@ mod tests {
             )])),
             cpu: None,
             memory: None,
+            disk: None,
             drivers: None,
             topology: None,
             csi_plugins: Some(vec![RawNodePlugin {
@@ -315,6 +316,7 @@ mod tests {
             attributes: None,
             cpu: None,
             memory: None,
+            disk: None,
             drivers: None,
             topology: None,
             csi_plugins: None,

@@ -63,8 +63,8 @@ impl Simulation<'_> {
             let (group, index, node) = (initial.group, initial.index, initial.node);
             let (volumes, claim_modes) = self.initial_volumes(group, index);
             let spec = &self.scenario.jobs[group.job.index()].groups[group.group_index()];
-            let (cpu, memory) = self.reserves(spec);
-            self.node_table.take(node, cpu, memory);
+            let reserved = self.reserves(spec);
+            self.node_table.take(node, reserved);
             self.hold_initial_ports(id, node, &spec.ports);
             let node_state = &mut self.nodes[node.index()];
             node_state.allocs.insert(id);

@@ -5,11 +5,13 @@ use std::collections::BTreeMap;
 
 use crate::model::access::{ClaimCounts, ClaimMode, permits};
 use crate::model::ids::{AllocId, NodeId, VolumeId};
+use crate::model::scenario::Reserved;
 use crate::sim::simulation::Simulation;
 use crate::sim::state::store::{AllocState, ClaimState, VolumeState};
 
 /// Per node: the CPU and memory its live allocations use.
-type NodeUse = (Vec<u64>, Vec<u64>);
+/// What each node's live allocations reserve, added up from them.
+type NodeUse = Vec<Reserved>;
 /// Per job and group: running and healthy allocations.
 type GroupCounts = (Vec<Vec<u32>>, Vec<Vec<u32>>);
 /// Per node: volumes by count, as a node's own maps keep them.
@@ -70,8 +72,7 @@ impl Simulation<'_> {
     /// Each allocation's own invariants; returns what the nodes' and jobs'
     /// bookkeeping must add up to.
     fn check_allocation_invariants(&self) -> (NodeUse, GroupCounts) {
-        let mut cpu = vec![0u64; self.nodes.len()];
-        let mut memory = vec![0u64; self.nodes.len()];
+        let mut used = vec![Reserved::default(); self.nodes.len()];
         let mut running = vec![Vec::new(); self.jobs.len()];
         for (j, job) in self.jobs.iter().enumerate() {
             running[j] = vec![0u32; job.counts.len()];
@@ -89,9 +90,8 @@ impl Simulation<'_> {
             if alloc.is_live() {
                 let group = &self.scenario.jobs[alloc.group.job.index()].groups_of(alloc.version)
                     [alloc.group.group_index()];
-                let (group_cpu, group_memory) = self.reserves(group);
-                cpu[alloc.node.index()] += group_cpu;
-                memory[alloc.node.index()] += group_memory;
+                let node = &mut used[alloc.node.index()];
+                *node = node.plus(self.reserves(group));
             }
             if alloc.state == AllocState::Running {
                 running[alloc.group.job.index()][alloc.group.group_index()] += 1;
@@ -115,7 +115,7 @@ impl Simulation<'_> {
                 );
             }
         }
-        ((cpu, memory), (running, healthy))
+        (used, (running, healthy))
     }
 
     fn check_live_index(&self) {
@@ -188,7 +188,7 @@ impl Simulation<'_> {
         (alloc_volumes, counted_volumes, published_volumes)
     }
 
-    fn check_node_invariants(&self, (cpu, memory): &NodeUse) {
+    fn check_node_invariants(&self, used: &NodeUse) {
         let (alloc_volumes, counted_volumes, published_volumes) = self.expected_node_volumes();
         for (index, node) in self.nodes.iter().enumerate() {
             let spec = &self.scenario.nodes[index];
@@ -226,18 +226,14 @@ impl Simulation<'_> {
                 "node {} published volumes",
                 spec.name
             );
-            assert_eq!(
-                self.node_table.used(id).0,
-                cpu[index],
-                "node {} cpu bookkeeping",
-                spec.name
-            );
-            assert_eq!(
-                self.node_table.used(id).1,
-                memory[index],
-                "node {} memory bookkeeping",
-                spec.name
-            );
+            let (live_cpu, live_memory) = self.node_table.used(id);
+            let (live_disk, _) = self.node_table.disk(id);
+            let live = Reserved {
+                cpu: live_cpu,
+                memory: live_memory,
+                disk: live_disk,
+            };
+            assert_eq!(live, used[index], "node {} resource bookkeeping", spec.name);
             assert!(
                 self.node_table.used(id).0 <= spec.cpu,
                 "node {} cpu over-committed",
@@ -246,6 +242,11 @@ impl Simulation<'_> {
             assert!(
                 self.node_table.used(id).1 <= spec.memory,
                 "node {} memory over-committed",
+                spec.name
+            );
+            assert!(
+                live_disk <= spec.disk,
+                "node {} disk over-committed",
                 spec.name
             );
         }

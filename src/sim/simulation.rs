@@ -16,7 +16,7 @@ use crate::model::ids::{AllocId, GroupRef, JobId, NodeId, PluginId, VolumeId};
 use crate::model::metrics::Metrics;
 use crate::model::policy::Policy;
 use crate::model::release::Behaviour;
-use crate::model::scenario::{GroupSpec, Scenario};
+use crate::model::scenario::{GroupSpec, Reserved, Scenario};
 use crate::model::time::Millis;
 
 use crate::sim::client::disconnect_state::Disconnects;
@@ -273,7 +273,12 @@ impl<'s> Simulation<'s> {
             hot::NodeTable::new(scenario.nodes.iter().zip(computed_classes(scenario)).map(
                 |(n, class)| {
                     let limited = n.csi_plugins.iter().any(|p| p.max_volumes > 0);
-                    (n.cpu, n.memory, class, limited)
+                    let capacity = Reserved {
+                        cpu: n.cpu,
+                        memory: n.memory,
+                        disk: n.disk,
+                    };
+                    (capacity, class, limited)
                 },
             ));
         Simulation {
@@ -349,11 +354,10 @@ impl<'s> Simulation<'s> {
         self.queue.now()
     }
 
-    /// The CPU and memory one allocation of `spec` reserves on its node,
-    /// its lifecycle tasks counted by the release's rule
-    /// (`AllocatedResources.Comparable`).
+    /// What one allocation of `spec` reserves on its node, its lifecycle
+    /// tasks counted by the release's rule (`AllocatedResources.Comparable`).
     #[inline]
-    pub(crate) fn reserves(&self, spec: &GroupSpec) -> (u64, u64) {
+    pub(crate) fn reserves(&self, spec: &GroupSpec) -> Reserved {
         spec.ask(self.behaviour.release.task_resources)
     }
 

@@ -10,7 +10,7 @@ use super::schema::{GROUP, JOB, TASK, walk};
 use super::vars::VarInputs;
 use crate::nomad::job::*;
 use crate::scenario::error::{LoadError, Position, file_error};
-use crate::scenario::raw::{RawCount, RawDuration, RawUpdate};
+use crate::scenario::raw::{RawCount, RawDuration, RawEphemeralDisk, RawUpdate};
 
 /// Parses a job file, its variables given `inputs`.
 pub fn parse_job(text: &str, file: &str, inputs: &VarInputs) -> Result<NomadJob, LoadError> {
@@ -161,6 +161,21 @@ fn parse_group(
                 "update" => group.update = Some(parse_update(hcl, inner)?),
                 "network" => parse_network(hcl, inner, &mut group, &mut nested, &prefix)?,
                 "migrate" => group.migrate = Some(parse_migrate(hcl, inner)?),
+                "ephemeral_disk" => {
+                    let mut disk = RawEphemeralDisk::default();
+                    for attr in inner.body.attributes() {
+                        match attr.key.as_str() {
+                            "size" => disk.size = Some(hcl.int(attr)?),
+                            "sticky" => disk.sticky = Some(hcl.boolean(attr)?),
+                            "migrate" => disk.migrate = Some(hcl.boolean(attr)?),
+                            other => nested.push((
+                                format!("{prefix}ephemeral_disk {other}"),
+                                hcl.position(attr.span()),
+                            )),
+                        }
+                    }
+                    group.ephemeral_disk = Some(disk);
+                }
                 // Nomad 1.8+'s form of the two disconnect settings.
                 "disconnect" => {
                     for attr in inner.body.attributes() {
@@ -216,7 +231,20 @@ fn parse_network(
         return Ok(());
     }
     group.networks_seen += 1;
-    let mut dynamic = Vec::new();
+    group.ports = parse_ports(hcl, block, ignored, &format!("{prefix}network "))?;
+    Ok(())
+}
+
+/// A `network` block's ports, the group's or a task's: label and static
+/// value (`None`: dynamic), static ones first as Nomad's API lists them;
+/// `at` names the block in warnings.
+fn parse_ports(
+    hcl: &HclFile,
+    block: &Block,
+    ignored: &mut Ignored,
+    at: &str,
+) -> Result<Vec<(String, Option<i64>)>, LoadError> {
+    let (mut ports, mut dynamic) = (Vec::new(), Vec::new());
     for port in block.body.blocks().filter(|b| b.ident.as_str() == "port") {
         let label = hcl.label(port, "port")?;
         let mut value = None;
@@ -226,18 +254,18 @@ fn parse_network(
                 // Where the port maps inside the task: not placement.
                 "to" => {}
                 other => ignored.push((
-                    format!("{prefix}network port \"{label}\" {other}"),
+                    format!("{at}port \"{label}\" {other}"),
                     hcl.position(attr.span()),
                 )),
             }
         }
         match value {
-            Some(_) => group.ports.push((label, value)),
+            Some(_) => ports.push((label, value)),
             None => dynamic.push((label, None)),
         }
     }
-    group.ports.extend(dynamic);
-    Ok(())
+    ports.extend(dynamic);
+    Ok(ports)
 }
 
 fn parse_task(
@@ -327,6 +355,27 @@ fn parse_resources(
             ("memory", Structure::Attribute(attr)) => task.memory = Some(hcl.int(attr)?),
             // Oversubscription and disk size do not decide where it runs.
             ("memory_max" | "disk" | "iops", _) => {}
+            // A task-level network (deprecated since 0.12): the scheduler
+            // still assigns its ports on the node, its first block only
+            // (rank.go BinPackIterator.Next, `task.Resources.Networks[0]`).
+            ("network", Structure::Block(network)) if task.networks_seen == 0 => {
+                task.networks_seen += 1;
+                let at = format!("{prefix}resources network ");
+                for attr in network.body.attributes() {
+                    // Bandwidth is not modelled; the mode is the host's.
+                    if attr.key.as_str() != "mode" {
+                        ignored.push((
+                            format!("{at}{}", attr.key.as_str()),
+                            hcl.position(attr.span()),
+                        ));
+                    }
+                }
+                task.ports = parse_ports(hcl, network, ignored, &at)?;
+            }
+            ("network", _) => ignored.push((
+                format!("{prefix}resources network (a second network block)"),
+                hcl.position(span),
+            )),
             _ => ignored.push((format!("{prefix}resources {key}"), hcl.position(span))),
         }
     }

@@ -101,6 +101,7 @@ pub(super) const GROUP: Schema = Schema {
             "update",
             "migrate",
             "disconnect",
+            "ephemeral_disk",
         ],
         &["restart", "service", "scaling", "meta", "consul", "vault"],
     ),

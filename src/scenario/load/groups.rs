@@ -59,6 +59,36 @@ pub(super) fn resolve_group(
         migrate: crate::scenario::nodes::migrate(group.migrate.as_ref(), count, at, &path)?,
         lifecycle: tasks.lifecycle,
         ports: super::network::resolve_ports(group, &path, at)?,
+        ephemeral_disk: resolve_ephemeral_disk(group.ephemeral_disk.as_ref(), &path, at)?,
+    })
+}
+
+/// The group's `ephemeral_disk:`, Nomad's defaults for what it leaves out
+/// (`api.EphemeralDisk.Canonicalize`), its size checked as registration
+/// checks it (`structs.EphemeralDisk.Validate`).
+fn resolve_ephemeral_disk(
+    raw: Option<&RawEphemeralDisk>,
+    path: &str,
+    at: Location,
+) -> Result<EphemeralDisk, Fail> {
+    let Some(raw) = raw else {
+        return Ok(EphemeralDisk::DEFAULT);
+    };
+    let default = EphemeralDisk::DEFAULT;
+    let size_mb = match raw.size {
+        None => default.size_mb,
+        Some(size) if size >= 10 => size.unsigned_abs(),
+        Some(size) => {
+            return fail(
+                at,
+                format!("{path}.ephemeral_disk.size: minimum DiskMB value is 10; got {size}"),
+            );
+        }
+    };
+    Ok(EphemeralDisk {
+        size_mb,
+        sticky: raw.sticky.unwrap_or(default.sticky),
+        migrate: raw.migrate.unwrap_or(default.migrate),
     })
 }
 

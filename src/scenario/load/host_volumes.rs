@@ -339,13 +339,23 @@ pub(super) fn resolve_host_requests(
                 )
             })?),
         };
+        let per_alloc = raw.per_alloc.unwrap_or(false);
+        let sticky = raw.sticky.unwrap_or(false);
+        if per_alloc && sticky {
+            // structs.VolumeRequest.Validate (2.0.5).
+            return fail(
+                request.referenced,
+                format!("{request_path}: volume cannot be per_alloc and sticky at the same time"),
+            );
+        }
         requests.push(HostVolumeRequest {
             alias: alias.clone(),
             source: raw.source.clone(),
             read_only: raw.read_only.unwrap_or(false),
-            per_alloc: raw.per_alloc.unwrap_or(false),
+            per_alloc,
             access_mode,
             attachment_mode: raw.attachment_mode.map(attachment),
+            sticky,
         });
     }
     Ok(requests)

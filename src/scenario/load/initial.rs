@@ -102,7 +102,7 @@ pub enum InitialField {
 #[derive(Default)]
 pub struct InitialChecker {
     seen: BTreeSet<(JobId, u32, u32)>,
-    used: BTreeMap<NodeId, (u64, u64)>,
+    used: BTreeMap<NodeId, (u64, u64, u64)>,
 }
 
 impl InitialChecker {
@@ -178,13 +178,14 @@ impl InitialChecker {
         if initial.status != InitialStatus::Failed {
             total.0 += group.cpu;
             total.1 += group.memory;
+            total.2 += group.ephemeral_disk.size_mb;
         }
-        if total.0 > node.cpu || total.1 > node.memory {
+        if total.0 > node.cpu || total.1 > node.memory || total.2 > node.disk {
             return Err((
                 InitialField::Node,
                 format!(
-                    "node \"{}\" has {} MHz and {} MiB; its initial allocations need more",
-                    node.name, node.cpu, node.memory
+                    "node \"{}\" has {} MHz, {} MiB and {} MB of disk; its initial allocations need more",
+                    node.name, node.cpu, node.memory, node.disk
                 ),
             ));
         }

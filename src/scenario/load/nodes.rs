@@ -92,6 +92,7 @@ pub(super) fn resolve_nodes(
                 &path(),
                 at,
             )?;
+            let disk = node.disk.unwrap_or(NodeSpec::DEFAULT_DISK_MB);
             nodes.push(NodeSpec {
                 name: node.id,
                 datacenter: node.datacenter.unwrap_or_else(|| "dc1".to_string()),
@@ -99,6 +100,7 @@ pub(super) fn resolve_nodes(
                 attributes: node.attributes.unwrap_or_default(),
                 cpu,
                 memory,
+                disk,
                 drivers,
                 topology: node.topology.unwrap_or_default(),
                 csi_plugins,

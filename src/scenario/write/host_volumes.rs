@@ -74,6 +74,9 @@ pub(super) fn write_host_requests(out: &mut String, group: &GroupSpec) {
         if request.read_only {
             line.push_str(", read_only: true");
         }
+        if request.sticky {
+            line.push_str(", sticky: true");
+        }
         if request.per_alloc {
             line.push_str(", per_alloc: true");
         }

@@ -180,6 +180,9 @@ fn write_nodes(out: &mut String, scenario: &Scenario) {
         if node.memory != DEFAULT_NODE_MEMORY {
             let _ = writeln!(out, "    memory: {}", node.memory);
         }
+        if node.disk != NodeSpec::DEFAULT_DISK_MB {
+            let _ = writeln!(out, "    disk: {}", node.disk);
+        }
         let names: Vec<String> = drivers(scenario, node.drivers)
             .into_iter()
             .map(text)
@@ -430,6 +433,14 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
     write_policies(out, kind, group);
     write_node_settings(out, group);
     super::network::write_ports(out, &group.ports);
+    let disk = group.ephemeral_disk;
+    if disk != EphemeralDisk::DEFAULT {
+        let _ = writeln!(
+            out,
+            "        ephemeral_disk: {{size: {}, sticky: {}, migrate: {}}}",
+            disk.size_mb, disk.sticky, disk.migrate
+        );
+    }
     write_tasks(out, scenario, group);
 }
 

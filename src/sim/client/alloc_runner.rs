@@ -504,7 +504,7 @@ impl Simulation<'_> {
         let version = self.allocs[id.index()].version;
         let group_spec =
             &self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()];
-        let (cpu, memory) = self.reserves(group_spec);
+        let reserved = self.reserves(group_spec);
         // A stop the client carries out on running tasks: it kills them
         // (shutdown delays, kill timeouts, poststop tasks) before its CSI
         // hook's Postrun releases the claims. The servers free the CPU and
@@ -515,7 +515,7 @@ impl Simulation<'_> {
         } else {
             Millis::ZERO
         };
-        self.node_table.release(node, cpu, memory);
+        self.node_table.release(node, reserved);
         if !group_spec.ports.is_empty() {
             let reserved = &self.scenario.nodes[node.index()].reserved_ports;
             self.ports.release(node, id, reserved);

@@ -129,6 +129,7 @@ impl Simulation<'_> {
     ) -> Result<Vec<Vec<u16>>, String> {
         let spec = &self.scenario.nodes[node.index()];
         let (node_cpu, node_memory) = self.node_table.capacity(node);
+        let (mut disk, node_disk) = self.node_table.disk(node);
         if !self.node_table.schedulable()[node.index()] {
             return Err(format!("node {} is not ready or is draining", spec.name));
         }
@@ -136,11 +137,12 @@ impl Simulation<'_> {
         for placement in placements {
             let group = &self.scenario.jobs[placement.group.job.index()]
                 .groups_of(placement.version)[placement.group.group_index()];
-            let (group_cpu, group_memory) = self.reserves(group);
-            cpu += group_cpu;
-            memory += group_memory;
+            let reserved = self.reserves(group);
+            cpu += reserved.cpu;
+            memory += reserved.memory;
+            disk += reserved.disk;
         }
-        if cpu > node_cpu || memory > node_memory {
+        if cpu > node_cpu || memory > node_memory || disk > node_disk {
             return Err(format!("allocations no longer fit on node {}", spec.name));
         }
         // AllocsFit: the network index over the node's allocations and the
@@ -307,7 +309,20 @@ impl Simulation<'_> {
         if matches!(placement.kind, PlacementKind::Reschedules(_)) && !replaces_unknown {
             self.metrics.reschedules += 1;
         }
-        self.node_table.take(placement.node, reserved.0, reserved.1);
+        self.node_table.take(placement.node, reserved);
+        if group_spec.host_volumes.iter().any(|r| r.sticky) {
+            // The state store's upsert of a new allocation claims the
+            // dynamic volumes of its sticky requests
+            // (`updateStickyVolumeClaimsFromAlloc`, 1.10+).
+            for (volume, request) in
+                self.dynamic_host_uses(group_spec, placement.index, placement.node)
+            {
+                if request.sticky {
+                    self.host_volume_table
+                        .claim_sticky(placement.group, volume, id);
+                }
+            }
+        }
         let node_spec = &self.scenario.nodes[placement.node.index()];
         self.ports
             .hold(placement.node, id, ports, &node_spec.reserved_ports);

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::host_volume::{HostAccessMode, HostVolumeId, HostVolumeSpec};
-use crate::model::ids::AllocId;
+use crate::model::ids::{AllocId, GroupRef};
 use crate::model::time::Millis;
 
 /// The writers a volume's capabilities allow at once: any if a capability
@@ -43,6 +43,20 @@ pub(crate) struct HostVolumeTable {
     pub(crate) mounts: Vec<HostMounts>,
     /// Per allocation that mounted some: the volumes, and whether it writes.
     pub(crate) mounted: BTreeMap<AllocId, Vec<(HostVolumeId, bool)>>,
+    /// Sticky requests' claims, in the order they were made.
+    pub(crate) sticky_claims: Vec<StickyClaim>,
+}
+
+/// A sticky request's claim (`structs.TaskGroupHostVolumeClaim`): one per
+/// job, group and volume (the state store's unique index), naming the
+/// allocation that made it or, once that one is replaced, its replacement.
+/// Claims outlive a job's stop: only a purge deletes them, which plansim
+/// does not model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StickyClaim {
+    pub(crate) group: GroupRef,
+    pub(crate) volume: HostVolumeId,
+    pub(crate) alloc: AllocId,
 }
 
 impl HostVolumeTable {
@@ -52,6 +66,25 @@ impl HostVolumeTable {
             writers: vec![BTreeSet::new(); volumes],
             mounts: vec![HostMounts::default(); volumes],
             mounted: BTreeMap::new(),
+            sticky_claims: Vec::new(),
+        }
+    }
+
+    /// `alloc` of `group` was placed with a sticky request on `volume`
+    /// (`updateStickyVolumeClaimsFromAlloc`): the group's claim of the
+    /// volume names it, made now if the group had none.
+    pub(crate) fn claim_sticky(&mut self, group: GroupRef, volume: HostVolumeId, alloc: AllocId) {
+        match self
+            .sticky_claims
+            .iter_mut()
+            .find(|c| c.group == group && c.volume == volume)
+        {
+            Some(claim) => claim.alloc = alloc,
+            None => self.sticky_claims.push(StickyClaim {
+                group,
+                volume,
+                alloc,
+            }),
         }
     }
 

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::access::ClaimCounts;
 use crate::model::ids::{GroupRef, NodeId, VolumeId};
-use crate::model::scenario::{Capability, GroupSpec, JobSpec};
+use crate::model::scenario::{Capability, GroupSpec, JobSpec, Reserved};
 use crate::sim::server::scheduler::feasibility::FilterReason;
 use crate::sim::server::scheduler::hot::{GroupTally, Proposed};
 use crate::sim::server::scheduler::preferences::Preferences;
@@ -48,8 +48,11 @@ pub(crate) struct PlanContext {
     /// The limit a group with spread or affinity raised: Nomad's stack keeps
     /// it for the rest of the evaluation.
     pub(crate) raised_limit: Option<usize>,
-    /// CPU and memory the plan's destructive-update stops free, per node.
-    pub(crate) freed: BTreeMap<NodeId, (u64, u64)>,
+    /// What the plan's destructive-update stops free, per node.
+    pub(crate) freed: BTreeMap<NodeId, Reserved>,
+    /// The plan's stops per group and node, which Nomad's ProposedAllocs
+    /// leaves out of the anti-affinity's collisions.
+    pub(crate) stopped_in_group: BTreeMap<(GroupRef, NodeId), u32>,
     /// The ports the plan takes and frees (network.rs).
     pub(crate) network: super::network::PlanNetwork,
     /// The final score of the node the last placement chose.
@@ -69,6 +72,10 @@ pub(crate) struct PlanContext {
     pub(crate) alloc_index: u32,
     /// Writers the plan adds to each dynamic host volume.
     pub(crate) host_writers: BTreeMap<crate::model::host_volume::HostVolumeId, u32>,
+    /// The volumes of the job's sticky claims no allocation proposed on
+    /// their node meets, for the placement being scored (the host volume
+    /// checker's `unmetClaims`, set per placement and consumed by the scan).
+    pub(crate) unmet_sticky: Vec<crate::model::host_volume::HostVolumeId>,
 }
 
 /// What scoring a node for one placement reads that does not depend on the
@@ -87,8 +94,7 @@ pub(crate) struct Ask<'a> {
     /// The group's count, for the anti-affinity penalty.
     pub(crate) count: u32,
     /// What one allocation of the group reserves (`Simulation::reserves`).
-    pub(crate) cpu: u64,
-    pub(crate) memory: u64,
+    pub(crate) reserved: Reserved,
     /// Bin-pack or spread fitness from the two free-resource terms.
     pub(crate) fitness: fn(f64, f64) -> f64,
     /// Where the host volume check runs for this group, decided once.

@@ -42,6 +42,8 @@ pub enum FilterReason {
     CsiNoWriterClaims(VolumeId),
     CpuExhausted,
     MemoryExhausted,
+    /// The group's ephemeral disk does not fit the node's free disk.
+    DiskExhausted,
     /// No node is ready, eligible and in the job's datacenters.
     NoNodes,
     /// 1.2.6's wording of a missing volume.
@@ -142,6 +144,7 @@ impl FilterReason {
             }
             FilterReason::CpuExhausted => "Dimension \"cpu\" exhausted".to_string(),
             FilterReason::MemoryExhausted => "Dimension \"memory\" exhausted".to_string(),
+            FilterReason::DiskExhausted => "Dimension \"disk\" exhausted".to_string(),
             FilterReason::NoNodes => "No nodes were eligible for evaluation".to_string(),
             FilterReason::CsiVolumeMissingLegacy(name) => format!("missing CSI Volume {name}"),
             FilterReason::ComputedClassIneligible => "computed class ineligible".to_string(),
@@ -276,6 +279,7 @@ pub fn exhausted_dimension(reason: &FilterReason) -> Option<std::borrow::Cow<'st
     match reason {
         FilterReason::CpuExhausted => Some("cpu".into()),
         FilterReason::MemoryExhausted => Some("memory".into()),
+        FilterReason::DiskExhausted => Some("disk".into()),
         FilterReason::PortCollision => Some("network: port collision".into()),
         FilterReason::ReservedPortCollision { label, port } => {
             Some(format!("network: reserved port collision {label}={port}").into())
@@ -295,6 +299,7 @@ pub fn is_exhausted(reason: &FilterReason) -> bool {
         reason,
         FilterReason::CpuExhausted
             | FilterReason::MemoryExhausted
+            | FilterReason::DiskExhausted
             | FilterReason::PortCollision
             | FilterReason::ReservedPortCollision { .. }
             | FilterReason::DynamicPortsExhausted

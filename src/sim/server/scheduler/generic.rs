@@ -37,8 +37,7 @@ impl Simulation<'_> {
                 || (self.behaviour.release.unblocks_on_volume_register
                     && !group_spec.volumes.is_empty()),
             count: job_state.counts[group.group_index()],
-            cpu: self.reserves(group_spec).0,
-            memory: self.reserves(group_spec).1,
+            reserved: self.reserves(group_spec),
             fitness: match self.scenario.cluster.scheduler_algorithm {
                 SchedulerAlgorithm::Binpack => rank::binpack_from_terms,
                 SchedulerAlgorithm::Spread => rank::spread_from_terms,
@@ -132,7 +131,11 @@ impl Simulation<'_> {
                 self.append_stop(&mut ctx, &mut plan, previous);
             }
             ctx.alloc_index = want.index;
-            match self.select_node(&mut ctx, want.group, &volumes, &penalty) {
+            let chosen = match self.preferred_node(&want) {
+                Some(node) => self.select_preferring(&mut ctx, node, &want, &volumes, &penalty),
+                None => self.select_node(&mut ctx, want.group, &volumes, &penalty),
+            };
+            match chosen {
                 Ok(node) => self.add_placement(&mut ctx, &mut plan, &want, node, volumes),
                 Err(rejection) => self.note_unplaced(
                     &mut ctx,
@@ -155,6 +158,48 @@ impl Simulation<'_> {
         }
         self.spare_group_counts = ctx.group_counts;
         plan
+    }
+
+    /// The node `want` tries alone before the others (`generic_sched.go`
+    /// `findPreferredNode`): the node of the allocation it takes over
+    /// from, if the group's ephemeral disk is sticky (or, from 1.6.0,
+    /// migrates) and that node is ready and eligible (`Node.Ready`). The
+    /// check 2.0.5 adds for a job whose node pool or datacenters changed
+    /// (#26662) never applies: a job's versions keep both.
+    fn preferred_node(&self, want: &Want) -> Option<NodeId> {
+        let previous = want.kind.previous()?;
+        let job = &self.scenario.jobs[want.group.job.index()];
+        let disk = job.groups_of(self.jobs[want.group.job.index()].version)
+            [want.group.group_index()]
+        .ephemeral_disk;
+        let prefers =
+            disk.sticky || (disk.migrate && self.behaviour.release.migrate_implies_sticky);
+        let node = self.allocs[previous.index()].node;
+        (prefers && self.node_table.schedulable()[node.index()]).then_some(node)
+    }
+
+    /// `GenericStack.Select` with `PreferredNodes`: the stack runs over the
+    /// preferred node alone, and over every candidate only if that fails
+    /// (its failure is forgotten: `Select` resets the metrics). Either way
+    /// `SetNodes` put the candidates back with the iterator's offset at 0,
+    /// so the evaluation's later placements scan from the first node.
+    fn select_preferring(
+        &self,
+        ctx: &mut PlanContext,
+        preferred: NodeId,
+        want: &Want,
+        volumes: &[ResolvedVolume],
+        penalty: &[NodeId],
+    ) -> Result<NodeId, Rejection> {
+        let candidates = std::mem::replace(&mut ctx.order, vec![preferred]);
+        ctx.offset = 0;
+        let alone = self.select_node(ctx, want.group, volumes, penalty);
+        ctx.order = candidates;
+        ctx.offset = 0;
+        match alone {
+            Ok(node) => Ok(node),
+            Err(_) => self.select_node(ctx, want.group, volumes, penalty),
+        }
     }
 
     /// Adds the placement `want` found on `node` to the plan and to what
@@ -287,17 +332,26 @@ impl Simulation<'_> {
         }
         let spec = &self.scenario.jobs[alloc.group.job.index()].groups_of(alloc.version)
             [alloc.group.group_index()];
-        let (cpu, memory) = self.reserves(spec);
-        if !spec.ports.is_empty() {
+        let reserved = self.reserves(spec);
+        // The plan's stops, which the port and host volume checks leave out
+        // of the node's proposed allocations.
+        if !spec.ports.is_empty() || !spec.host_volumes.is_empty() {
             self.stop_ports(&mut ctx.network, id, stopped);
+        }
+        let in_group = ctx
+            .stopped_in_group
+            .entry((alloc.group, alloc.node))
+            .or_default();
+        if stopped {
+            *in_group += 1;
+        } else {
+            *in_group -= 1;
         }
         let freed = ctx.freed.entry(alloc.node).or_default();
         if stopped {
-            freed.0 += cpu;
-            freed.1 += memory;
+            *freed = freed.plus(reserved);
         } else {
-            freed.0 -= cpu;
-            freed.1 -= memory;
+            *freed = freed.less(reserved);
         }
     }
 

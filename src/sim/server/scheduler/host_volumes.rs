@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use crate::model::host_volume::{
     HostAccessMode, HostVolumeId, HostVolumeRequest, NodeHostVolume, on_node,
 };
-use crate::model::ids::NodeId;
+use crate::model::ids::{GroupRef, NodeId};
 use crate::model::scenario::{AttachmentMode, GroupSpec, JobSpec};
 use crate::sim::server::scheduler::context::PlanContext;
 use crate::sim::server::scheduler::feasibility::FilterReason;
@@ -67,11 +67,43 @@ impl Simulation<'_> {
             .collect()
     }
 
+    /// `HostVolumeChecker.SetVolumes` (2.0.5) for a group with a sticky
+    /// request: the job's claims (any group's: the lookup is by namespace
+    /// and job) that no allocation proposed on the volume's node meets: the
+    /// claiming allocation, or another of its group there, live and not
+    /// stopped by the plan, or one the plan places there
+    /// (`proposedAllocMeetsClaim`).
+    pub(crate) fn prepare_sticky_claims(&self, ctx: &mut PlanContext, group: GroupRef) {
+        ctx.unmet_sticky.clear();
+        let version = self.jobs[group.job.index()].version;
+        let spec = &self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()];
+        if !self.behaviour.release.dynamic_host_volumes
+            || !spec.host_volumes.iter().any(|r| r.sticky)
+        {
+            return;
+        }
+        for claim in &self.host_volume_table.sticky_claims {
+            if claim.group.job != group.job {
+                continue;
+            }
+            let node = self.scenario.host_volumes[claim.volume.index()].node;
+            let live_there = self
+                .live
+                .of_group(claim.group)
+                .iter()
+                .any(|&(alloc, on)| on == node && !ctx.network.stopped.contains(&alloc));
+            let proposed_there = self.fill_group_counts(ctx, claim.group).at(node).proposed > 0;
+            if !live_there && !proposed_there {
+                ctx.unmet_sticky.push(claim.volume);
+            }
+        }
+    }
+
     /// `HostVolumeChecker.Feasible` for the placement being scored.
     #[cold]
     pub(crate) fn check_host_volumes(
         &self,
-        ctx: &PlanContext,
+        ctx: &mut PlanContext,
         node: NodeId,
         job: &JobSpec,
         group: &GroupSpec,
@@ -82,7 +114,12 @@ impl Simulation<'_> {
                 return Err(FilterReason::HostVolumes);
             };
             let fits = match entry.dynamic {
-                Some(volume) if dynamic => self.dynamic_host_volume_fits(ctx, job, request, volume),
+                Some(volume) if dynamic => {
+                    self.dynamic_host_volume_fits(ctx, job, request, volume)
+                        && (!request.sticky || sticky_claim_met(ctx, volume))
+                }
+                // Sticky is only supported on dynamic host volumes.
+                None if dynamic && request.sticky => false,
                 // 1.2.6 has no dynamic volumes: the client's configuration
                 // would give it as a static one.
                 Some(volume) => {
@@ -127,7 +164,24 @@ impl Simulation<'_> {
             HostAccessMode::SingleNodeMultiWriter => true,
         }
     }
+}
 
+/// A sticky request on `volume`: feasible if the job has no unmet claim
+/// left, or one of `volume`, which this node then meets (removed for the
+/// rest of the scan, as `nodeIsFeasibleForRequest` deletes it, so the
+/// nodes scanned after it see no claim).
+fn sticky_claim_met(ctx: &mut PlanContext, volume: HostVolumeId) -> bool {
+    if ctx.unmet_sticky.is_empty() {
+        return true;
+    }
+    if !ctx.unmet_sticky.contains(&volume) {
+        return false;
+    }
+    ctx.unmet_sticky.retain(|&v| v != volume);
+    true
+}
+
+impl Simulation<'_> {
     /// Writers of `volume` among the allocations proposed on its node: the
     /// live ones the plan does not stop, and the plan's placements.
     pub(crate) fn host_writers(&self, ctx: &PlanContext, volume: HostVolumeId) -> u32 {

@@ -6,6 +6,7 @@
 use std::cell::Cell;
 
 use crate::model::ids::{AllocId, GroupRef, NodeId};
+use crate::model::scenario::Reserved;
 use crate::sim::server::scheduler::rank;
 
 /// The live allocations of every task group, with their nodes (what job
@@ -177,21 +178,37 @@ pub(crate) struct NodeTable {
     /// Whether some node plugin of the node has a `max_volumes` (the
     /// spec's, which never changes).
     limits_attachments: Vec<bool>,
+    /// Each node's disk, used and offered (MB): apart from [`HotNode`],
+    /// which is one cache line already, because the scoring loop reads it
+    /// only for a node whose CPU and memory fit.
+    disk: Vec<DiskUse>,
+}
+
+/// A node's ephemeral disk: what its live allocations use, and the spec's.
+#[derive(Clone, Copy)]
+struct DiskUse {
+    used: u64,
+    capacity: u64,
 }
 
 impl NodeTable {
-    /// For nodes of the given CPU, memory, computed class and whether a
+    /// For nodes of the given capacity, computed class and whether a
     /// plugin limits their attachments, all schedulable and empty.
-    pub(crate) fn new(nodes: impl Iterator<Item = (u64, u64, u32, bool)>) -> Self {
+    pub(crate) fn new(nodes: impl Iterator<Item = (Reserved, u32, bool)>) -> Self {
         let mut limits_attachments = Vec::new();
+        let mut disk = Vec::new();
         let nodes: Vec<HotNode> = nodes
-            .map(|(cpu, memory, class, limited)| {
+            .map(|(capacity, class, limited)| {
                 limits_attachments.push(limited);
+                disk.push(DiskUse {
+                    used: 0,
+                    capacity: capacity.disk,
+                });
                 HotNode {
                     used_cpu: 0,
                     used_memory: 0,
-                    cpu,
-                    memory,
+                    cpu: capacity.cpu,
+                    memory: capacity.memory,
                     fit_cpu: Cell::new(0),
                     fit_memory: Cell::new(0),
                     fit_score: Cell::new(f64::NAN),
@@ -205,6 +222,7 @@ impl NodeTable {
             nodes,
             schedulable,
             limits_attachments,
+            disk,
         }
     }
 
@@ -225,18 +243,26 @@ impl NodeTable {
         (hot.used_cpu, hot.used_memory)
     }
 
-    /// An allocation of `cpu` and `memory` starts using `node`.
-    pub(crate) fn take(&mut self, node: NodeId, cpu: u64, memory: u64) {
-        let hot = &mut self.nodes[node.index()];
-        hot.used_cpu += cpu;
-        hot.used_memory += memory;
+    /// Disk (MB) used by `node`'s live allocations, and the node's.
+    pub(crate) fn disk(&self, node: NodeId) -> (u64, u64) {
+        let disk = self.disk[node.index()];
+        (disk.used, disk.capacity)
     }
 
-    /// An allocation of `cpu` and `memory` stops using `node`.
-    pub(crate) fn release(&mut self, node: NodeId, cpu: u64, memory: u64) {
+    /// An allocation reserving `reserved` starts using `node`.
+    pub(crate) fn take(&mut self, node: NodeId, reserved: Reserved) {
         let hot = &mut self.nodes[node.index()];
-        hot.used_cpu -= cpu;
-        hot.used_memory -= memory;
+        hot.used_cpu += reserved.cpu;
+        hot.used_memory += reserved.memory;
+        self.disk[node.index()].used += reserved.disk;
+    }
+
+    /// An allocation reserving `reserved` stops using `node`.
+    pub(crate) fn release(&mut self, node: NodeId, reserved: Reserved) {
+        let hot = &mut self.nodes[node.index()];
+        hot.used_cpu -= reserved.cpu;
+        hot.used_memory -= reserved.memory;
+        self.disk[node.index()].used -= reserved.disk;
     }
 
     /// Asks the CPU to start loading `node`'s record (see [`prefetch`]).
@@ -304,14 +330,8 @@ impl NodeTable {
             .then_some(slot)
     }
 
-    /// Adds `cpu` and `memory` to what `proposals` holds for `node`.
-    pub(crate) fn propose(
-        &self,
-        node: NodeId,
-        proposals: &mut Vec<Proposed>,
-        cpu: u64,
-        memory: u64,
-    ) {
+    /// Adds `reserved` to what `proposals` holds for `node`.
+    pub(crate) fn propose(&self, node: NodeId, proposals: &mut Vec<Proposed>, reserved: Reserved) {
         let slot = match self.proposal_slot(node, proposals) {
             Some(slot) => slot,
             None => {
@@ -322,12 +342,15 @@ impl NodeTable {
                     node,
                     cpu: 0,
                     memory: 0,
+                    disk: 0,
                 });
                 proposals.len() - 1
             }
         };
-        proposals[slot].cpu += cpu;
-        proposals[slot].memory += memory;
+        let proposed = &mut proposals[slot];
+        proposed.cpu += reserved.cpu;
+        proposed.memory += reserved.memory;
+        proposed.disk += reserved.disk;
     }
 }
 
@@ -403,6 +426,7 @@ pub(crate) struct Proposed {
     pub node: NodeId,
     pub cpu: u64,
     pub memory: u64,
+    pub disk: u64,
 }
 
 /// Each node's datacenter (or node pool) as a dense index, so an
@@ -447,6 +471,15 @@ impl Datacenters {
 mod tests {
     use super::*;
     use crate::model::ids::JobId;
+
+    fn ask(cpu: u64, memory: u64, disk: u64) -> Reserved {
+        Reserved { cpu, memory, disk }
+    }
+
+    /// A node offering `n` of each dimension.
+    fn node(n: u64) -> Reserved {
+        ask(n, n, n)
+    }
 
     #[test]
     fn live_allocs_follow_inserts_and_removals() {
@@ -532,7 +565,7 @@ mod tests {
 
     #[test]
     fn fitness_is_recomputed_only_for_a_new_usage() {
-        let table = NodeTable::new([(4, 4, 0, false), (4, 4, 1, true)].into_iter());
+        let table = NodeTable::new([(node(4), 0, false), (node(4), 1, true)].into_iter());
         assert!(table.limits_attachments(NodeId(1)) && !table.limits_attachments(NodeId(0)));
         assert_eq!(table.capacity(NodeId(1)), (4, 4));
         assert_eq!(table.class_count(), 2);
@@ -550,22 +583,41 @@ mod tests {
 
     #[test]
     fn proposals_are_a_sparse_set_per_evaluation() {
-        let table = NodeTable::new([(4, 4, 0, false); 3].into_iter());
+        let table = NodeTable::new([(node(4), 0, false); 3].into_iter());
         let mut first = Vec::new();
-        table.propose(NodeId(2), &mut first, 1, 2);
-        table.propose(NodeId(0), &mut first, 1, 1);
-        table.propose(NodeId(2), &mut first, 1, 1);
+        table.propose(NodeId(2), &mut first, ask(1, 2, 3));
+        table.propose(NodeId(0), &mut first, ask(1, 1, 1));
+        table.propose(NodeId(2), &mut first, ask(1, 1, 4));
         assert_eq!(first.len(), 2);
         let slot = table.proposal_slot(NodeId(2), &first).unwrap();
-        assert_eq!((first[slot].cpu, first[slot].memory), (2, 3));
+        assert_eq!(
+            (first[slot].cpu, first[slot].memory, first[slot].disk),
+            (2, 3, 7)
+        );
         assert_eq!(table.proposal_slot(NodeId(1), &first), None);
         // A later evaluation starts empty: the slots the nodes remember
         // from the first are not found in its list.
         let mut second = Vec::new();
         assert_eq!(table.proposal_slot(NodeId(2), &second), None);
-        table.propose(NodeId(0), &mut second, 5, 5);
+        table.propose(NodeId(0), &mut second, ask(5, 5, 5));
         assert_eq!(table.proposal_slot(NodeId(2), &second), None);
         assert_eq!(table.proposal_slot(NodeId(0), &second), Some(0));
+    }
+
+    #[test]
+    fn disk_is_taken_and_released_with_the_rest() {
+        let mut table = NodeTable::new([(node(10), 0, false)].into_iter());
+        table.take(NodeId(0), ask(1, 2, 3));
+        table.take(NodeId(0), ask(1, 1, 4));
+        assert_eq!(
+            (table.used(NodeId(0)), table.disk(NodeId(0))),
+            ((2, 3), (7, 10))
+        );
+        table.release(NodeId(0), ask(1, 2, 3));
+        assert_eq!(
+            (table.used(NodeId(0)), table.disk(NodeId(0))),
+            ((1, 1), (4, 10))
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 use crate::model::access::ClaimMode;
 use crate::model::ids::{GroupRef, NodeId, VolumeId};
-use crate::model::scenario::Capability;
+use crate::model::scenario::{Capability, Reserved};
 use crate::sim::server::scheduler::context::{Ask, HostCheck, PREFETCH_AHEAD, PlanContext};
 use crate::sim::server::scheduler::feasibility::{
     FilterReason, PlacementFailure, constraint_holds_at, is_exhausted,
@@ -72,6 +72,9 @@ impl Simulation<'_> {
             .raised_limit
             .unwrap_or_else(|| rank::score_limit(total, ask.job_spec.is_batch()));
         self.prepare_volume_verdicts(ctx, group, volumes);
+        if ask.host_check != HostCheck::None {
+            self.prepare_sticky_claims(ctx, group);
+        }
         if ctx.class_tally.len() < self.node_classes.len() {
             ctx.class_tally.resize(self.node_classes.len(), [0, 0]);
         }
@@ -456,20 +459,24 @@ impl Simulation<'_> {
         {
             self.check_ports(&ctx.network, node, &ask.group_spec.ports)?;
         }
-        let (plan_cpu, plan_memory) = self
-            .node_table
-            .proposal_slot(node, &ctx.proposals)
-            .map_or((0, 0), |slot| {
-                (ctx.proposals[slot].cpu, ctx.proposals[slot].memory)
-            });
-        let (freed_cpu, freed_memory) = if ctx.freed.is_empty() {
-            (0, 0)
+        let slot = self.node_table.proposal_slot(node, &ctx.proposals);
+        let plan = slot.map_or(Reserved::default(), |slot| {
+            let p = &ctx.proposals[slot];
+            Reserved {
+                cpu: p.cpu,
+                memory: p.memory,
+                disk: p.disk,
+            }
+        });
+        let freed = if ctx.freed.is_empty() {
+            Reserved::default()
         } else {
             ctx.freed.get(&node).copied().unwrap_or_default()
         };
         let (live_cpu, live_memory) = self.node_table.used(node);
-        let used_cpu = (live_cpu + plan_cpu + ask.cpu).saturating_sub(freed_cpu);
-        let used_memory = (live_memory + plan_memory + ask.memory).saturating_sub(freed_memory);
+        let used_cpu = (live_cpu + plan.cpu + ask.reserved.cpu).saturating_sub(freed.cpu);
+        let used_memory =
+            (live_memory + plan.memory + ask.reserved.memory).saturating_sub(freed.memory);
         // The node's capacity from its hot record (the spec's values): the
         // spec itself is read only on a class-cache miss.
         let (cpu, memory) = self.node_table.capacity(node);
@@ -478,6 +485,11 @@ impl Simulation<'_> {
         }
         if used_memory > memory {
             return Err(FilterReason::MemoryExhausted);
+        }
+        // ComparableResources.Superset compares the disk after the two.
+        let (live_disk, disk) = self.node_table.disk(node);
+        if (live_disk + plan.disk + ask.reserved.disk).saturating_sub(freed.disk) > disk {
+            return Err(FilterReason::DiskExhausted);
         }
 
         let mut scores = [0.0; 5];
@@ -490,7 +502,17 @@ impl Simulation<'_> {
         });
         appended += 1;
         let here = self.fill_group_counts(ctx, group).at(node);
-        let collisions = here.live + here.proposed;
+        // JobAntiAffinityIterator counts ProposedAllocs: the plan's stops
+        // on the node are not collisions.
+        let stopped = if ctx.stopped_in_group.is_empty() {
+            0
+        } else {
+            ctx.stopped_in_group
+                .get(&(group, node))
+                .copied()
+                .unwrap_or(0)
+        };
+        let collisions = (here.live + here.proposed).saturating_sub(stopped);
         if let Some(penalty) = rank::anti_affinity_penalty(collisions, ask.count) {
             scores[appended] = penalty;
             appended += 1;
@@ -544,9 +566,8 @@ impl Simulation<'_> {
     ) {
         let spec = &self.scenario.jobs[group.job.index()]
             .groups_of(self.jobs[group.job.index()].version)[group.group_index()];
-        let (cpu, memory) = self.reserves(spec);
-        self.node_table
-            .propose(node, &mut ctx.proposals, cpu, memory);
+        let reserved = self.reserves(spec);
+        self.node_table.propose(node, &mut ctx.proposals, reserved);
         self.fill_group_counts(ctx, group).propose(node);
         self.propose_ports(&mut ctx.network, node, &spec.ports);
         if !spec.host_volumes.is_empty() {
