@@ -222,6 +222,7 @@ fn plugin_job_spec(rng: &mut HuntRng, plugin: PluginId) -> JobSpec {
             memory: 64,
             drivers: DRIVER,
             run_for: None,
+            max_run_duration: None,
             csi_plugins: vec![TaskPlugin {
                 plugin,
                 kind: if rng.chance(50) {
@@ -482,6 +483,7 @@ fn group(
         memory: rng.range(2, 16) * 64,
         drivers: DRIVER,
         run_for,
+        max_run_duration: None,
         csi_plugins: Vec::new(),
         healthy_after: Millis::ZERO,
         spreads: Vec::new(),
