@@ -223,6 +223,7 @@ fn plugin_job_spec(rng: &mut HuntRng, plugin: PluginId) -> JobSpec {
             ephemeral_disk: EphemeralDisk::DEFAULT,
             drivers: DRIVER,
             run_for: None,
+            max_run_duration: None,
             csi_plugins: vec![TaskPlugin {
                 plugin,
                 kind: if rng.chance(50) {
@@ -485,6 +486,7 @@ fn group(
         ephemeral_disk: EphemeralDisk::DEFAULT,
         drivers: DRIVER,
         run_for,
+        max_run_duration: None,
         csi_plugins: Vec::new(),
         healthy_after: Millis::ZERO,
         spreads: Vec::new(),

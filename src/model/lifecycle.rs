@@ -171,6 +171,21 @@ impl GroupLifecycle {
     /// the field allows and the reason to set it; a task that sets none
     /// exits at its signal (plansim's stop timing before this field).
     pub fn stop_time(&self, kills_sidecars_last: bool, max_kill_timeout: Option<Millis>) -> Millis {
+        let poststop = self
+            .tasks
+            .iter()
+            .filter(|t| t.phase == TaskPhase::Poststop)
+            .map(|t| t.run_for.unwrap_or(Millis::ZERO))
+            .max()
+            .unwrap_or(Millis::ZERO);
+        self.kill_time(kills_sidecars_last, max_kill_timeout) + poststop
+    }
+
+    /// [`GroupLifecycle::stop_time`] without the poststop tasks' run: the
+    /// group's shutdown delay and the kills. A client that stops an
+    /// allocation for exceeding its `max_run_duration` kills the poststop
+    /// tasks before they start (`alloc_runner.go:killTasks`, v2.0.5).
+    pub fn kill_time(&self, kills_sidecars_last: bool, max_kill_timeout: Option<Millis>) -> Millis {
         let exit = |t: &TaskLifecycle| {
             let kill = t.kill_timeout.map_or(Millis::ZERO, |k| {
                 max_kill_timeout.map_or(k, |cap| k.min(cap))
@@ -191,14 +206,7 @@ impl GroupLifecycle {
         } else {
             longest(&killed)
         };
-        let poststop = self
-            .tasks
-            .iter()
-            .filter(|t| t.phase == TaskPhase::Poststop)
-            .map(|t| t.run_for.unwrap_or(Millis::ZERO))
-            .max()
-            .unwrap_or(Millis::ZERO);
-        self.shutdown_delay + kills + poststop
+        self.shutdown_delay + kills
     }
 }
 
@@ -307,6 +315,9 @@ mod tests {
         // 2.0.5: sidecars after the main tasks, each capped at 30s.
         let cap = Some(Millis::from_secs(30));
         assert_eq!(g.stop_time(true, cap), Millis::from_secs(3 + 40 + 20 + 7));
+        // A max_run_duration stop: the same kills, the poststop task never
+        // started.
+        assert_eq!(g.kill_time(true, cap), Millis::from_secs(3 + 40 + 20));
         // No kill_timeout written: the task exits at its signal.
         assert_eq!(
             group(vec![task(TaskPhase::Main, 1, 1)]).stop_time(true, cap),

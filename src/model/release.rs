@@ -266,6 +266,16 @@ pub struct Release {
     /// `taskrunner/driver_handle.go:NewDriverHandle`); before, the task's
     /// own `kill_timeout` is passed to the driver as written.
     pub max_kill_timeout: Option<Millis>,
+    /// A batch or sysbatch group's `max_run_duration` is enforced: the
+    /// client's `max_run_duration` alloc-runner hook arms a timer for the
+    /// allocation's `CreateTime` (the plan's commit) plus the duration and,
+    /// when it fires, kills the tasks (poststop ones are not started) and
+    /// reports the allocation complete, "allocation exceeded
+    /// max_run_duration" (`client/allocrunner/max_run_duration_hook.go`,
+    /// `alloc_runner.go:EnforceMaxRunDurationTimeout`, `killTasks`,
+    /// `clientAlloc`; `nomad/structs/alloc.go:Allocation.MaxRunDuration`;
+    /// #27803, 2.0.3). Before, `TaskGroup` has no such field: it is ignored.
+    pub enforces_max_run_duration: bool,
 
     // --- Scheduler: network ports (nomad/structs/network.go:NetworkIndex.AssignPorts)
     /// A group's dynamic ports are picked so that none repeats a port the
@@ -403,6 +413,7 @@ pub static NOMAD_1_2_6: Release = Release {
     task_resources: TaskResourceRule::SidecarsPlusLargestPhase,
     kills_sidecars_last: false,
     max_kill_timeout: None,
+    enforces_max_run_duration: false,
     dynamic_ports_avoid_offer: false,
     periodic_crons: false,
 };
@@ -452,6 +463,7 @@ pub static NOMAD_2_0_5: Release = Release {
     task_resources: TaskResourceRule::LargestPhase,
     kills_sidecars_last: true,
     max_kill_timeout: Some(Millis::from_secs(30)),
+    enforces_max_run_duration: true,
     dynamic_ports_avoid_offer: true,
     periodic_crons: true,
 };

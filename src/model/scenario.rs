@@ -426,6 +426,17 @@ impl JobKind {
     pub fn is_system(self) -> bool {
         matches!(self, JobKind::System | JobKind::Sysbatch)
     }
+
+    /// A job type whose groups may not set `max_run_duration`, as Nomad
+    /// names it (`structs.go:TaskGroup.Validate`: only batch and sysbatch
+    /// jobs may), or `None` for one that may.
+    pub fn refuses_max_run_duration(self) -> Option<&'static str> {
+        match self {
+            JobKind::Service => Some("service"),
+            JobKind::System => Some("system"),
+            JobKind::Batch | JobKind::Sysbatch => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -668,6 +679,13 @@ pub struct GroupSpec {
     /// The allocation completes when its longest task does; `None` when any
     /// task runs until stopped.
     pub run_for: Option<Millis>,
+    /// Nomad's group `max_run_duration` (batch and sysbatch jobs only, as
+    /// registration allows): from 2.0.3 the client stops an allocation
+    /// this long after the plan that created it was committed, and reports
+    /// it complete. Read by the release ([`Release::enforces_max_run_duration`]).
+    ///
+    /// [`Release::enforces_max_run_duration`]: crate::model::release::Release::enforces_max_run_duration
+    pub max_run_duration: Option<Millis>,
     /// CSI plugins the group's tasks run (`csi_plugin`).
     pub csi_plugins: Vec<TaskPlugin>,
     /// Time after the allocation starts running until it is healthy: the
@@ -788,6 +806,14 @@ impl GroupSpec {
     pub fn stop_time(&self, kills_sidecars_last: bool, max_kill_timeout: Option<Millis>) -> Millis {
         self.lifecycle.as_deref().map_or(Millis::ZERO, |l| {
             l.stop_time(kills_sidecars_last, max_kill_timeout)
+        })
+    }
+
+    /// The same for a stop at the group's `max_run_duration`, which never
+    /// starts the poststop tasks (`GroupLifecycle::kill_time`).
+    pub fn kill_time(&self, kills_sidecars_last: bool, max_kill_timeout: Option<Millis>) -> Millis {
+        self.lifecycle.as_deref().map_or(Millis::ZERO, |l| {
+            l.kill_time(kills_sidecars_last, max_kill_timeout)
         })
     }
 }

@@ -102,6 +102,9 @@ pub struct NomadGroup {
     pub stop_on_client_after: Option<Millis>,
     /// The group's `shutdown_delay`.
     pub shutdown_delay: Option<Millis>,
+    /// The group's `max_run_duration` (2.0.3+), above 0s (each front end
+    /// refuses 0s and less as Nomad does), and where it was written.
+    pub max_run_duration: Option<(Millis, Option<Position>)>,
     /// The group `network` block's ports: label and static value (`None`:
     /// dynamic), in the order Nomad's API lists them (ReservedPorts, then
     /// DynamicPorts).
@@ -261,6 +264,7 @@ pub fn to_raw_job(
     };
     let mut ignored = std::mem::take(&mut job.ignored);
     let constraints = map_constraints(&job.constraints, &mut ignored);
+    refuse_max_run_duration(&job, job_type, file)?;
     let mut groups = Vec::with_capacity(job.groups.len());
     for group in &job.groups {
         let merged;
@@ -304,6 +308,36 @@ pub fn to_raw_job(
         parameterized: job.parameterized.clone(),
     };
     Ok((raw, ignored))
+}
+
+/// Nomad's job validation refuses `max_run_duration` in a group of a
+/// service or system job (`structs.go:TaskGroup.Validate`, v2.0.5: "Job
+/// type %q does not allow max_run_duration"), the first such group's.
+fn refuse_max_run_duration(
+    job: &NomadJob,
+    job_type: RawJobType,
+    file: &str,
+) -> Result<(), LoadError> {
+    let kind = match job_type {
+        RawJobType::Service => "service",
+        RawJobType::System => "system",
+        RawJobType::Batch | RawJobType::Sysbatch => return Ok(()),
+    };
+    match job
+        .groups
+        .iter()
+        .find_map(|g| Some((g, g.max_run_duration?.1)))
+    {
+        None => Ok(()),
+        Some((group, at)) => Err(file_error(
+            file,
+            at,
+            format!(
+                "group \"{}\": max_run_duration: Job type \"{kind}\" does not allow max_run_duration",
+                group.name
+            ),
+        )),
+    }
 }
 
 /// One group: its count, CSI volume requests (others are ignored, and
@@ -383,6 +417,7 @@ fn raw_group(
                 },
             ),
             shutdown_delay: group.shutdown_delay.map(RawDuration),
+            max_run_duration: group.max_run_duration.map(|(d, _)| RawDuration(d)),
             network: network_ports(group, location),
             ephemeral_disk: group.ephemeral_disk.clone(),
         },

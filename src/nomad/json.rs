@@ -414,8 +414,7 @@ fn parse_group(
     let mut group_affinities = affinities(g, text, file)?;
     // PreventRescheduleOnLost is deprecated and ignored at 2.0.5
     // (structs.go TaskGroup.Warnings) and absent from 1.2.6: nothing to
-    // model. MaxRunDuration stops the allocation: not modelled.
-    g.ignore_if_set(&["MaxRunDuration"], &prefix, ignored);
+    // model (json_keys.rs knows it, so it is skipped quietly).
     let ephemeral_disk = match g.get("EphemeralDisk") {
         Some(disk) => {
             let d = Fields::new(disk, text, file, format!("{}.EphemeralDisk", g.what))?;
@@ -482,6 +481,7 @@ fn parse_group(
             ));
         }
     }
+    let run_limit = max_run_duration(g, &name)?;
     Ok(NomadGroup {
         update: group_update,
         at: key_position(text, &name),
@@ -499,6 +499,7 @@ fn parse_group(
         lost_after,
         stop_on_client_after,
         shutdown_delay: g.nanos("ShutdownDelay")?,
+        max_run_duration: run_limit,
         ports,
         networks_seen: 0,
         ephemeral_disk,
@@ -553,6 +554,32 @@ fn network_ports(
         }
     }
     Ok(ports)
+}
+
+/// A group's `MaxRunDuration` (nanoseconds), with where it was written:
+/// 0 and less refused as Nomad's job validation refuses them
+/// (`structs.go:TaskGroup.Validate`, v2.0.5); a positive one below a
+/// millisecond, which rounding down would make 0s, is 1ms (plansim's clock
+/// ticks in milliseconds).
+fn max_run_duration(
+    g: &Fields,
+    group: &str,
+) -> Result<Option<(Millis, Option<Position>)>, LoadError> {
+    const KEY: &str = "MaxRunDuration";
+    match g.int(KEY)? {
+        None => Ok(None),
+        Some(n) if n > 0 => {
+            let millis = (n.unsigned_abs() / 1_000_000).max(1);
+            Ok(Some((Millis(millis), g.at(KEY))))
+        }
+        Some(_) => Err(file_error(
+            g.file,
+            g.at(KEY),
+            format!(
+                "group \"{group}\": max_run_duration: MaxRunDuration must be greater than zero"
+            ),
+        )),
+    }
 }
 
 /// A group's Volumes: its volume requests by alias.

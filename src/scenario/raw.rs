@@ -403,6 +403,8 @@ pub struct RawGroup {
     /// Nomad's group `shutdown_delay`: the client waits this long after
     /// deregistering the group's services before it kills any task.
     pub shutdown_delay: Option<RawDuration>,
+    /// Nomad 2.0.3+'s group `max_run_duration` (batch and sysbatch jobs).
+    pub max_run_duration: Option<RawDuration>,
     /// Nomad's group `network` block: its ports.
     pub network: Option<RawNetwork>,
     /// Nomad's group `ephemeral_disk` block.

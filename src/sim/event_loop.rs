@@ -140,6 +140,7 @@ impl Simulation<'_> {
             Event::PluginRestarted(node, slot) => self.plugin_restarted(node, slot),
             Event::VolumeRegistered(volume) => self.volume_registered(volume),
             Event::TasksKilled(alloc) => self.tasks_killed(alloc),
+            Event::RunDeadline(alloc) => self.run_deadline(alloc),
         }
     }
 

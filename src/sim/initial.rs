@@ -106,6 +106,7 @@ impl Simulation<'_> {
                 running.then_some(Millis::ZERO).into(),
             ));
             self.note_host_writers(id);
+            self.arm_run_deadline(id);
             if running {
                 // Running before the run began: its checks have passed,
                 // and its host volumes are mounted, whatever a plugin

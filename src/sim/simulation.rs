@@ -129,8 +129,11 @@ pub(crate) enum Event {
     /// allocation health change it batches).
     DeploymentEvalBatch(JobId),
     /// A stopped allocation's client has killed its tasks and run its
-    /// poststop tasks (`kill_timeout`, `shutdown_delay`).
+    /// poststop tasks (`kill_timeout`, `shutdown_delay`), or killed those
+    /// of an allocation past its `max_run_duration`.
     TasksKilled(AllocId),
+    /// The allocation's `max_run_duration` since its creation is reached.
+    RunDeadline(AllocId),
 }
 
 pub(crate) struct Simulation<'s> {

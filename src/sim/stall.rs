@@ -151,6 +151,7 @@ impl Simulation<'_> {
             | Event::PublishDone(alloc)
             | Event::TaskComplete(alloc)
             | Event::TasksKilled(alloc)
+            | Event::RunDeadline(alloc)
             | Event::NodeDetach(alloc, _)
             | Event::ControllerDetach(alloc, _)
             | Event::ClaimFreed(alloc, _)

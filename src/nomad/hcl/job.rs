@@ -3,11 +3,12 @@
 //! Nomad's jobspec2 parser.
 
 use hcl::edit::Span;
-use hcl::edit::structure::{Block, Body, Structure};
+use hcl::edit::structure::{Attribute, Block, Body, Structure};
 
 use super::file::HclFile;
 use super::schema::{GROUP, JOB, TASK, walk};
 use super::vars::VarInputs;
+use crate::model::time::{Millis, parse_duration};
 use crate::nomad::job::*;
 use crate::scenario::error::{LoadError, Position, file_error};
 use crate::scenario::raw::{RawCount, RawDuration, RawEphemeralDisk, RawUpdate};
@@ -144,6 +145,10 @@ fn parse_group(
                     group.stop_after_client_disconnect = Some(hcl.duration(attr)?)
                 }
                 "shutdown_delay" => group.shutdown_delay = Some(hcl.duration(attr)?),
+                "max_run_duration" => {
+                    let limit = max_run_duration(hcl, attr, &group.name)?;
+                    group.max_run_duration = Some((limit, hcl.position(attr.span())));
+                }
                 _ => group.count = Some(hcl.int(attr)?),
             },
             Structure::Block(inner) => match inner.ident.as_str() {
@@ -209,6 +214,27 @@ fn parse_group(
     ignored.extend(warned);
     ignored.extend(nested);
     Ok(group)
+}
+
+/// A group's `max_run_duration`: Go's `time.ParseDuration` takes "0s" and
+/// "-1m", which Nomad's job validation then refuses in its own words
+/// (`structs.go:TaskGroup.Validate`, v2.0.5).
+fn max_run_duration(hcl: &HclFile, attr: &Attribute, group: &str) -> Result<Millis, LoadError> {
+    let text = hcl.string(attr)?;
+    let refuse = |message: &str| {
+        hcl.error(
+            attr.span(),
+            format!("group \"{group}\": max_run_duration: {message}"),
+        )
+    };
+    let positive = "MaxRunDuration must be greater than zero";
+    if text.trim_start().starts_with('-') {
+        return Err(refuse(positive));
+    }
+    match parse_duration(&text).map_err(|message| refuse(&message))? {
+        Millis::ZERO => Err(refuse(positive)),
+        duration => Ok(duration),
+    }
 }
 
 /// A group `network` block: its ports (jobspec2's

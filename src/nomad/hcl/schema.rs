@@ -84,6 +84,7 @@ pub(super) const GROUP: Schema = Schema {
             "max_client_disconnect",
             "stop_after_client_disconnect",
             "shutdown_delay",
+            "max_run_duration",
         ],
         // prevent_reschedule_on_lost is deprecated and ignored at 2.0.5
         // (structs.go TaskGroup.Warnings) and absent from 1.2.6.

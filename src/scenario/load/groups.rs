@@ -49,6 +49,7 @@ pub(super) fn resolve_group(
         memory: tasks.memory,
         drivers: tasks.drivers,
         run_for: tasks.run_for,
+        max_run_duration: max_run_duration(group, kind, &path, at)?,
         healthy_after: tasks.healthy_after,
         update: None,
         constraints: resolve_constraints(group.constraints.as_deref().unwrap_or(&[]), at, &path)?,
@@ -90,6 +91,33 @@ fn resolve_ephemeral_disk(
         sticky: raw.sticky.unwrap_or(default.sticky),
         migrate: raw.migrate.unwrap_or(default.migrate),
     })
+}
+
+/// The group's `max_run_duration`, refused where Nomad's job validation
+/// refuses it (`structs.go:TaskGroup.Validate` at v2.0.5, in its order):
+/// a duration of 0s, and a job type other than batch and sysbatch. Nomad
+/// 1.2.6 has no such field (its `naive` run ignores it); every release that
+/// has it refuses these, so the scenario is refused for every policy.
+fn max_run_duration(
+    group: &RawGroup,
+    kind: JobKind,
+    path: &str,
+    at: Location,
+) -> Result<Option<Millis>, Fail> {
+    let Some(RawDuration(duration)) = group.max_run_duration else {
+        return Ok(None);
+    };
+    let refusal = if duration == Millis::ZERO {
+        "MaxRunDuration must be greater than zero".to_string()
+    } else if let Some(name) = kind.refuses_max_run_duration() {
+        format!("Job type \"{name}\" does not allow max_run_duration")
+    } else {
+        return Ok(Some(duration));
+    };
+    fail(
+        at,
+        format!("{path}.max_run_duration: {refusal} (Nomad's job validation)"),
+    )
 }
 
 /// The group's `volumes:`, each naming a volume (or, `per_alloc`, a family

@@ -432,6 +432,9 @@ fn write_group(out: &mut String, scenario: &Scenario, kind: JobKind, group: &Gro
     write_preferences(out, "        ", &group.spreads, &group.affinities);
     write_policies(out, kind, group);
     write_node_settings(out, group);
+    if let Some(limit) = group.max_run_duration {
+        let _ = writeln!(out, "        max_run_duration: {}", duration(limit));
+    }
     super::network::write_ports(out, &group.ports);
     let disk = group.ephemeral_disk;
     if disk != EphemeralDisk::DEFAULT {

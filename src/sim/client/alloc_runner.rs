@@ -474,6 +474,32 @@ impl Simulation<'_> {
     /// Moves a live allocation to a terminal state: frees its resources,
     /// drops its unclaimed reservations and starts releasing its claims.
     pub(crate) fn finish_alloc(&mut self, id: AllocId, terminal: AllocState, detail: &str) {
+        // A stop the client carries out on running tasks: it kills them
+        // (shutdown delays, kill timeouts, poststop tasks) before its CSI
+        // hook's Postrun releases the claims.
+        let alloc = &self.allocs[id.index()];
+        let stopping = if terminal == AllocState::Stopped && alloc.state == AllocState::Running {
+            let (group, release) = (alloc.group, self.behaviour.release);
+            self.scenario.jobs[group.job.index()].groups_of(alloc.version)[group.group_index()]
+                .stop_time(release.kills_sidecars_last, release.max_kill_timeout)
+        } else {
+            Millis::ZERO
+        };
+        self.end_alloc(id, terminal, detail, stopping);
+    }
+
+    /// [`Simulation::finish_alloc`] with the time its client takes to stop
+    /// the tasks given (`stopping`; 0s: they are gone at once): the claims
+    /// are released, and the client's report unblocks the node's class,
+    /// that long after. The servers free the CPU and memory at once
+    /// (AllocsFit skips desired-stop and client-terminal allocations).
+    pub(crate) fn end_alloc(
+        &mut self,
+        id: AllocId,
+        terminal: AllocState,
+        detail: &str,
+        stopping: Millis,
+    ) {
         assert!(
             terminal.is_terminal(),
             "finish_alloc needs a terminal state"
@@ -505,16 +531,6 @@ impl Simulation<'_> {
         let group_spec =
             &self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()];
         let reserved = self.reserves(group_spec);
-        // A stop the client carries out on running tasks: it kills them
-        // (shutdown delays, kill timeouts, poststop tasks) before its CSI
-        // hook's Postrun releases the claims. The servers free the CPU and
-        // memory at once (AllocsFit skips desired-stop allocations).
-        let release = self.behaviour.release;
-        let stopping = if terminal == AllocState::Stopped && was_running {
-            group_spec.stop_time(release.kills_sidecars_last, release.max_kill_timeout)
-        } else {
-            Millis::ZERO
-        };
         self.node_table.release(node, reserved);
         if !group_spec.ports.is_empty() {
             let reserved = &self.scenario.nodes[node.index()].reserved_ports;
@@ -591,10 +607,11 @@ impl Simulation<'_> {
     }
 
     /// The client has stopped every task of the stopped allocation `id`
-    /// (`alloc_runner.go:killTasks`, then the poststop tasks): its CSI
-    /// hook's Postrun releases the claims (`csi_hook.go:Postrun`), and the
-    /// client reports the allocation complete, which unblocks the node's
-    /// class (`fsm.go:applyAllocClientUpdate`).
+    /// (`alloc_runner.go:killTasks`, then the poststop tasks), or of one
+    /// past its `max_run_duration` (`max_run_duration.rs`): its CSI hook's
+    /// Postrun releases the claims (`csi_hook.go:Postrun`), and the client
+    /// reports the allocation complete, which unblocks the node's class
+    /// (`fsm.go:applyAllocClientUpdate`).
     pub(crate) fn tasks_killed(&mut self, id: AllocId) {
         let node = self.allocs[id.index()].node;
         let volumes: Vec<VolumeId> = self.allocs[id.index()]

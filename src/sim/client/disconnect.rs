@@ -269,6 +269,11 @@ impl Simulation<'_> {
             .collect();
         for id in stalled {
             self.disconnects.stalled.remove(&id);
+            // The client's max_run_duration timer ran while it was away.
+            if self.run_deadline_overdue(id) {
+                self.after(Millis::ZERO, Event::RunDeadline(id));
+                continue;
+            }
             let event = match self.allocs[id.index()].state {
                 AllocState::Pulling => Event::AllocPulled(id),
                 AllocState::Claiming => Event::ClaimAttempt(id),

@@ -18,6 +18,9 @@
 //!   mounts kept, mounts and unmounts through it failing.
 //! - `health.rs`: allocation health (client/allochealth) and the
 //!   availability metrics it feeds.
+//! - `max_run_duration.rs`: a group's `max_run_duration`, the deadline
+//!   the client stops an allocation at (max_run_duration_hook.go,
+//!   alloc_runner.go EnforceMaxRunDurationTimeout).
 //! - `task_failure.rs`: scripted task failures (`alloc_fail`, the task's
 //!   final failure after its restarts) and `node_down: {node_of: ...}`.
 //! - `publish_failures.rs`: ControllerPublish and NodePublish failures at
@@ -29,6 +32,7 @@ mod disconnect;
 pub mod disconnect_state;
 mod health;
 mod host_mounts;
+mod max_run_duration;
 mod plugin_restart;
 mod plugins;
 mod publish_failures;

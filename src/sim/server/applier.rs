@@ -405,5 +405,6 @@ impl Simulation<'_> {
         self.watch_deployment_alloc(id);
         self.note_host_writers(id);
         self.after(self.scenario.cluster.pull_delay, Event::AllocPulled(id));
+        self.arm_run_deadline(id);
     }
 }
