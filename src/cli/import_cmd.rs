@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 
 use super::output::{EXIT_BAD_INPUT, EXIT_OK, errln};
 use crate::fsio::{LimitedFile, ReadError, human_bytes, open_limited, read_text_limited};
-use crate::import::nomad::{EXPORT_DIRS, ExportSource, import};
+use crate::import::nomad::{EXPORT_DIRS, ExportSource, Imported, import};
 use crate::names::{one_line, one_line_path};
 use crate::report::outdir;
 use crate::scenario::error::{LoadError, file_error};
@@ -50,43 +50,17 @@ const LIMIT_NAMES: [&str; 8] = [
 
 pub fn run(args: ImportArgs) -> u8 {
     let ImportSource::Nomad { dir, out, force } = args.source;
-    let files = match list_export(&dir, ImportLimits::REAL) {
-        Ok(files) => files,
-        Err(message) => {
-            errln!("{}", one_line(&message));
-            return EXIT_BAD_INPUT;
-        }
-    };
     let name = out
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "imported".into());
-    let imported = match import(&files, &name) {
+    let imported = match import_dir(&dir, &name, &out.display().to_string()) {
         Ok(imported) => imported,
-        Err(mut err) => {
-            err.file = dir.join(&err.file).display().to_string();
-            errln!("{err}");
+        Err(message) => {
+            errln!("{message}");
             return EXIT_BAD_INPUT;
         }
     };
-    // What is written must load: checked before anything is written.
-    if let Err(err) = crate::scenario::load_str(&imported.yaml, &out.display().to_string(), &name) {
-        // A limit the export goes past (YAML_MAX_NODES, MAX_ALLOCATIONS, ...)
-        // is the export's size; anything else is plansim's mistake.
-        let message = err.to_string();
-        if LIMIT_NAMES
-            .iter()
-            .any(|limit| message.contains(&format!("({limit})")))
-        {
-            errln!(
-                "{}: the export is too large for one scenario (nothing written): {err}",
-                one_line_path(&dir)
-            );
-        } else {
-            errln!("the imported scenario does not load (please report this): {err}");
-        }
-        return EXIT_BAD_INPUT;
-    }
     // Every input is read (each file as it was parsed): the output may be none of them.
     let claimed = match outdir::claim_file(&out, force) {
         Ok(claimed) => claimed,
@@ -109,6 +83,37 @@ pub fn run(args: ImportArgs) -> u8 {
         return EXIT_BAD_INPUT;
     }
     EXIT_OK
+}
+
+/// The scenario named `name` an export directory gives, checked to load
+/// (as `file`, the name its errors give it), or the message why not.
+pub(super) fn import_dir(dir: &Path, name: &str, file: &str) -> Result<Imported, String> {
+    let files =
+        list_export(dir, ImportLimits::REAL).map_err(|message| one_line(&message).into_owned())?;
+    let imported = import(&files, name).map_err(|mut err| {
+        err.file = dir.join(&err.file).display().to_string();
+        err.to_string()
+    })?;
+    // What is written must load: checked before anything is written.
+    if let Err(err) = crate::scenario::load_str(&imported.yaml, file, name) {
+        // A limit the export goes past (YAML_MAX_NODES, MAX_ALLOCATIONS, ...)
+        // is the export's size; anything else is plansim's mistake.
+        let message = err.to_string();
+        return Err(
+            if LIMIT_NAMES
+                .iter()
+                .any(|limit| message.contains(&format!("({limit})")))
+            {
+                format!(
+                    "{}: the export is too large for one scenario (nothing written): {err}",
+                    one_line_path(dir)
+                )
+            } else {
+                format!("the imported scenario does not load (please report this): {err}")
+            },
+        );
+    }
+    Ok(imported)
 }
 
 /// An export directory: listed once (at most IMPORT_MAX_ENTRIES names),
