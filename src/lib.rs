@@ -12,6 +12,7 @@ pub mod import;
 pub mod model;
 pub mod names;
 pub mod nomad;
+pub mod plan_command;
 pub mod report;
 pub mod run;
 pub mod run_command;

@@ -46,6 +46,8 @@ pub struct RunResult {
     pub stopped_early: Option<String>,
     /// Jobs refused at registration, with the registration error.
     pub rejections: Vec<(crate::model::ids::JobId, String)>,
+    /// Each job's first evaluation (`nomad job plan`'s dry run).
+    pub first_plans: Vec<crate::sim::FirstPlan>,
 }
 
 /// Every run of one scenario, sorted by policy then seed.
@@ -145,5 +147,6 @@ fn run_one_observed(
         placement_failures: output.placement_failures,
         stopped_early: output.stopped_early,
         rejections: output.rejections,
+        first_plans: output.first_plans,
     }
 }

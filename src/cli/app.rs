@@ -93,6 +93,12 @@ Example: plansim hunt --property validate-catches --budget 100000 -o found/
 
 Exit codes: 0 every property held; 1 a property failed (the shrunk scenarios are written); 2 bad input.")]
     Hunt(super::hunt_cmd::HuntArgs),
+    /// What happens if these Nomad job files are submitted: `nomad job plan`'s dry run per policy, then the simulated consequences.
+    #[command(after_help = "\
+Example: plansim plan example.nomad.hcl --cluster cluster.yaml -var count=2
+
+Exit codes: 0 no allocation would be created or destroyed; 1 some would be (as `nomad job plan`); 2 bad input.")]
+    Plan(super::plan_cmd::PlanArgs),
 }
 
 /// The shells `plansim completions` writes for.
@@ -111,7 +117,8 @@ enum CompletionShell {
 /// message is rendered again without clap's styling, so the only escape
 /// sequences in it are the user's, and [`errln!`] escapes what is left.
 fn usage_error_text() -> String {
-    let args: Vec<String> = std::env::args_os()
+    let args: Vec<String> = nomad_style_args()
+        .into_iter()
         .map(|arg| arg.to_string_lossy().into_owned())
         .collect();
     let Err(err) = Cli::command()
@@ -134,6 +141,23 @@ fn usage_error_text() -> String {
     text.trim_end().to_string()
 }
 
+/// The command line with Nomad's single-dash `-var` and `-var-file` (as
+/// `nomad job plan` spells them) read as `--var` and `--var-file`.
+fn nomad_style_args() -> Vec<std::ffi::OsString> {
+    std::env::args_os()
+        .map(|arg| match arg.to_str() {
+            Some(text)
+                if ["-var", "-var-file"].contains(&text)
+                    || text.starts_with("-var=")
+                    || text.starts_with("-var-file=") =>
+            {
+                format!("-{text}").into()
+            }
+            _ => arg,
+        })
+        .collect()
+}
+
 pub fn main() -> ExitCode {
     // A panic (a bug) prints one paragraph and writes a crash file, then
     // exits 101 as before.
@@ -141,7 +165,7 @@ pub fn main() -> ExitCode {
     super::crash::test_panic_if_asked();
     // An interrupt removes the temporaries of the files being written.
     super::interrupt::install();
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(nomad_style_args()) {
         Ok(cli) => cli,
         Err(err) if err.use_stderr() => {
             errln!("{}", usage_error_text());
@@ -165,6 +189,7 @@ pub fn main() -> ExitCode {
         Command::Import(args) => super::import_cmd::run(args),
         Command::Explain(args) => super::explain_cmd::run(args),
         Command::Hunt(args) => super::hunt_cmd::run(args),
+        Command::Plan(args) => super::plan_cmd::run(args),
     };
     ExitCode::from(stdout_exit(code))
 }

@@ -11,6 +11,7 @@ mod import_cmd;
 mod inputs;
 mod interrupt;
 mod output;
+mod plan_cmd;
 mod run_cmd;
 mod run_progress;
 mod sweep_cmd;

@@ -185,6 +185,7 @@ impl Simulation<'_> {
             placement_failures: self.placement_failures.into_values().collect(),
             stopped_early: self.stopped_early,
             rejections: self.rejections,
+            first_plans: self.first_plans.into_values().collect(),
         }
     }
 

@@ -43,4 +43,4 @@ pub use event_loop::{PROGRESS_EVERY, simulate, simulate_observed, simulate_strea
 pub use server::claims;
 pub use server::reschedule;
 pub use server::scheduler::{feasibility, rank};
-pub use simulation::{MAX_RUN_EVENTS, RunOptions, RunOutput};
+pub use simulation::{FirstPlan, MAX_RUN_EVENTS, RunOptions, RunOutput};

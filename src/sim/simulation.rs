@@ -44,6 +44,18 @@ pub struct RunOutput {
     pub stopped_early: Option<String>,
     /// Jobs refused at registration, with the registration error.
     pub rejections: Vec<(JobId, String)>,
+    /// Each job's first evaluation, in job order: what `nomad job plan`
+    /// shows for it before anything runs.
+    pub first_plans: Vec<FirstPlan>,
+}
+
+/// A job's first evaluation: the allocations its plan creates per group,
+/// and the groups it could not place in full.
+#[derive(Clone, Debug)]
+pub struct FirstPlan {
+    pub job: JobId,
+    pub created: Vec<u32>,
+    pub failures: Vec<PlacementFailure>,
 }
 
 /// Options of one run.
@@ -179,6 +191,7 @@ pub(crate) struct Simulation<'s> {
     /// evaluations): re-evaluated when capacity or a volume frees up.
     pub(crate) blocked: BTreeSet<JobId>,
     pub(crate) placement_failures: BTreeMap<GroupRef, PlacementFailure>,
+    pub(crate) first_plans: BTreeMap<JobId, FirstPlan>,
     pub(crate) stopped_early: Option<String>,
     /// Queue entries handled, for the MAX_RUN_EVENTS cap.
     pub(crate) steps: u64,
@@ -306,6 +319,7 @@ impl<'s> Simulation<'s> {
             unsatisfied_groups: 0,
             blocked: Default::default(),
             placement_failures: Default::default(),
+            first_plans: BTreeMap::new(),
             stopped_early: None,
             steps: 0,
             rejections: Vec::new(),

@@ -8,7 +8,9 @@
 
 mod budget;
 mod cluster;
+pub mod compose;
 mod entries;
+mod event_spec;
 mod events;
 mod expect;
 mod groups;

@@ -84,7 +84,12 @@ fn load_text(
     dangling: DanglingEvents,
     context: &FileContext,
 ) -> Result<(Scenario, Vec<LoadError>), LoadError> {
-    let file = context.scenario;
+    let raw = parse_raw(text, context.scenario)?;
+    finish(raw, default_name, dangling, context, |_| Ok(()))
+}
+
+/// The scenario text as the raw tree, not yet expanded or resolved.
+pub(super) fn parse_raw(text: &str, file: &str) -> Result<RawScenario, LoadError> {
     if text.trim().is_empty() {
         return Err(LoadError {
             file: file.to_string(),
@@ -92,10 +97,24 @@ fn load_text(
             message: "the file is empty: a scenario needs at least nodes and jobs".to_string(),
         });
     }
-    let mut raw: RawScenario = serde_saphyr::from_str_with_options(text, yaml_options())
-        .map_err(|err| yaml_error(file, text, &err))?;
+    serde_saphyr::from_str_with_options(text, yaml_options())
+        .map_err(|err| yaml_error(file, text, &err))
+}
+
+/// Expands the raw tree's `file:` entries, lets `after_expand` change it
+/// (a command composing a scenario adds what needs the jobs' groups), and
+/// resolves it, with the warnings of both.
+pub(super) fn finish(
+    mut raw: RawScenario,
+    default_name: &str,
+    dangling: DanglingEvents,
+    context: &FileContext,
+    after_expand: impl FnOnce(&mut RawScenario) -> Result<(), LoadError>,
+) -> Result<(Scenario, Vec<LoadError>), LoadError> {
+    let file = context.scenario;
     let mut file_warnings = Vec::new();
     expand(&mut raw, context, &mut file_warnings)?;
+    after_expand(&mut raw)?;
     let mut warnings = Vec::new();
     let scenario = resolve_scenario(raw, default_name, dangling, &mut warnings).map_err(
         |(location, message)| LoadError {

@@ -15,7 +15,7 @@ use crate::sim::server::scheduler::feasibility::{PlacementFailure, top_reason};
 use crate::sim::server::scheduler::plan::{Placement, PlacementKind, Plan, ResolvedVolume, Want};
 use crate::sim::server::scheduler::rank;
 use crate::sim::server::scheduler::select::Rejection;
-use crate::sim::simulation::Simulation;
+use crate::sim::simulation::{FirstPlan, Simulation};
 use crate::sim::state::alloc_parts::VolumeClaims;
 use crate::sim::state::store::JobStatus;
 use crate::sim::trace::{TraceKind, TraceRecord};
@@ -77,7 +77,7 @@ impl Simulation<'_> {
             // A complete evaluation with nothing to place has no placement
             // failures: Nomad's FSM untracks the job's blocked evaluation
             // (fsm.go handleUpsertedEval) and `nomad job status` shows none.
-            self.note_placement_failures(job, BTreeMap::new());
+            self.note_placement_failures(&plan, BTreeMap::new());
             self.blocked.remove(&job);
             self.reconciled_deployment(job);
             return plan;
@@ -147,7 +147,7 @@ impl Simulation<'_> {
                 ),
             }
         }
-        self.note_placement_failures(job, failures);
+        self.note_placement_failures(&plan, failures);
         if self.blocked.contains(&job) {
             let eligibility = self.class_eligibility(job, &ctx);
             self.blocked_classes.insert(job, eligibility);
@@ -409,9 +409,23 @@ impl Simulation<'_> {
     /// `nomad job status` shows them; a group placed in full has none.
     pub(crate) fn note_placement_failures(
         &mut self,
-        job: JobId,
+        plan: &Plan,
         mut failures: BTreeMap<GroupRef, PlacementFailure>,
     ) {
+        let job = plan.job;
+        if let Entry::Vacant(first) = self.first_plans.entry(job) {
+            // What `nomad job plan` would have shown: the job's first
+            // evaluation, against the cluster as it was.
+            let mut created = vec![0u32; self.scenario.jobs[job.index()].groups.len()];
+            for placement in &plan.placements {
+                created[placement.group.group_index()] += 1;
+            }
+            first.insert(FirstPlan {
+                job,
+                created,
+                failures: failures.values().cloned().collect(),
+            });
+        }
         for g in 0..self.scenario.jobs[job.index()].groups.len() {
             let group = GroupRef::new(job, g);
             match failures.remove(&group) {

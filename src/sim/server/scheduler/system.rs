@@ -55,7 +55,7 @@ impl Simulation<'_> {
         let (wants, mut filtered) = self.diff_system(&mut plan);
         let version = self.jobs[job.index()].version;
         if wants.is_empty() {
-            self.note_placement_failures(job, BTreeMap::new());
+            self.note_placement_failures(&plan, BTreeMap::new());
             self.reconciled_deployment(job);
             return plan;
         }
@@ -152,7 +152,7 @@ impl Simulation<'_> {
                     .detail(lines)
             });
         }
-        self.note_placement_failures(job, failures);
+        self.note_placement_failures(&plan, failures);
         if self.blocked.contains(&job) {
             let eligibility = self.class_eligibility(job, &ctx);
             self.blocked_classes.insert(job, eligibility);

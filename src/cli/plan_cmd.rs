@@ -1,0 +1,163 @@
+//! `plansim plan JOBFILE... [--cluster SOURCE] [-var NAME=VALUE]...
+//! [-var-file FILE]... [--nomad X.Y.Z] [--event "AT KIND ARGS"]...
+//! [--format text|json]`
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::output::{EXIT_BAD_INPUT, errln, out};
+use crate::model::policy::Policy;
+use crate::scenario::load::compose::{Composition, compose};
+
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    /// The Nomad job files to plan (HCL2 or JSON), as `nomad job plan` takes them.
+    #[arg(required = true, value_name = "JOBFILE")]
+    job_files: Vec<PathBuf>,
+    /// The cluster: a scenario file, or a directory `plansim import nomad` reads; none: a small default cluster (said on stderr).
+    #[arg(long, value_name = "SOURCE")]
+    cluster: Option<PathBuf>,
+    /// A value for a job file variable, as `nomad job plan -var` (repeat; a later one wins).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    vars: Vec<String>,
+    /// A variables file in HCL, as `nomad job plan -var-file` (repeat; read before the -var values).
+    #[arg(long = "var-file", value_name = "FILE")]
+    var_files: Vec<PathBuf>,
+    /// The Nomad release to answer for: 1.2.6 (naive) or 2.0.5 (validate and plan-aware); all by default.
+    #[arg(long, value_name = "X.Y.Z")]
+    nomad: Option<String>,
+    /// A what-if event, in the scenario's event names: "5m node_down client-3", "10m scale web=5", "0s drain client-2 deadline=1h" (repeat).
+    #[arg(long = "event", value_name = "AT KIND ARGS")]
+    events: Vec<String>,
+    /// When the job files are submitted (default: 0s, or 30s after the cluster scenario's last job).
+    #[arg(long, value_name = "DURATION", value_parser = crate::model::time::parse_duration)]
+    at: Option<crate::model::time::Millis>,
+    /// The seed of the node shuffle (default: the cluster scenario's).
+    #[arg(short, long, value_name = "N")]
+    seed: Option<u64>,
+    /// Refuse job files with fields that can change placement and that plansim does not model.
+    #[arg(long)]
+    strict: bool,
+    /// Output format: text (Nomad's plan wording, then the simulation's) or json.
+    #[arg(long, value_enum, default_value_t = super::explain_cmd::Format::Text)]
+    format: super::explain_cmd::Format,
+}
+
+pub fn run(args: PlanArgs) -> u8 {
+    match plan(&args) {
+        Ok(code) => code,
+        Err(message) => {
+            errln!("{message}");
+            EXIT_BAD_INPUT
+        }
+    }
+}
+
+fn plan(args: &PlanArgs) -> Result<u8, String> {
+    let policies = policies_for(args.nomad.as_deref())?;
+    let vars = args
+        .vars
+        .iter()
+        .map(|pair| {
+            pair.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| {
+                    format!(
+                        "-var {:?}: expected NAME=VALUE",
+                        crate::names::one_line(pair)
+                    )
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let cwd = std::env::current_dir()
+        .map_err(|err| format!("cannot read the current directory: {err}"))?;
+    let absolute = |path: &Path| cwd.join(path).display().to_string();
+    let job_files: Vec<String> = args.job_files.iter().map(|p| absolute(p)).collect();
+    let var_files: Vec<String> = args.var_files.iter().map(|p| absolute(p)).collect();
+    let (cluster_text, base, label) = cluster_source(args.cluster.as_deref(), &cwd)?;
+    let composition = Composition {
+        cluster: cluster_text.as_deref(),
+        label: &label,
+        base: &base,
+        job_files: &job_files,
+        vars: &vars,
+        var_files: &var_files,
+        events: &args.events,
+        submit_at: args.at,
+    };
+    let composed = compose(&composition).map_err(|err| err.to_string())?;
+    for warning in &composed.warnings {
+        errln!("warning: {warning}");
+    }
+    if args.strict && !composed.warnings.is_empty() {
+        return Err(format!(
+            "{} warning(s), refused under --strict (nothing run)",
+            composed.warnings.len()
+        ));
+    }
+    if let Some(note) = &composed.default_cluster {
+        errln!("note: {note}");
+    }
+    if args.at.is_none() && composed.submit_at > crate::model::time::Millis::ZERO {
+        errln!(
+            "note: the job files are submitted at {} s, 30 s after the cluster's last job (--at to change)",
+            composed.submit_at
+        );
+    }
+    let scenario = &composed.scenario;
+    let seed = args.seed.unwrap_or(scenario.seed);
+    let outcome = crate::plan_command::plan(scenario, &composed.planned, &policies, seed);
+    match args.format {
+        super::explain_cmd::Format::Text => out(&outcome.text(scenario)),
+        super::explain_cmd::Format::Json => out(&outcome.json(scenario)),
+    }
+    Ok(outcome.exit_code())
+}
+
+/// The policies that answer for `--nomad`: each modelled release's.
+fn policies_for(nomad: Option<&str>) -> Result<Vec<Policy>, String> {
+    let policies: Vec<Policy> = match nomad {
+        None => Policy::ALL.to_vec(),
+        Some(version) => Policy::ALL
+            .into_iter()
+            .filter(|p| p.behaviour().release.version == version)
+            .collect(),
+    };
+    if policies.is_empty() {
+        let mut versions: Vec<&str> = Policy::ALL
+            .iter()
+            .map(|p| p.behaviour().release.version)
+            .collect();
+        versions.dedup();
+        return Err(format!(
+            "--nomad {:?}: plansim models Nomad {} (expected one of them)",
+            crate::names::one_line(nomad.unwrap_or_default()),
+            versions.join(" and ")
+        ));
+    }
+    Ok(policies)
+}
+
+/// The cluster's scenario text, where its `file:` entries are read from,
+/// and the name its errors give it: a scenario file as it is, an import
+/// directory as `plansim import nomad` would write it, or none.
+fn cluster_source(
+    source: Option<&Path>,
+    cwd: &Path,
+) -> Result<(Option<String>, PathBuf, String), String> {
+    let Some(source) = source else {
+        return Ok((None, cwd.to_path_buf(), "plan".to_string()));
+    };
+    let shown = crate::names::one_line_path(source);
+    if source.is_dir() {
+        let imported = super::import_cmd::import_dir(source, "cluster", &shown)?;
+        for note in &imported.notes {
+            errln!("note: {}", crate::names::one_line(note));
+        }
+        return Ok((Some(imported.yaml), cwd.to_path_buf(), shown));
+    }
+    let text = crate::scenario::load::read_text(source).map_err(|err| err.to_string())?;
+    let base = cwd.join(source.parent().unwrap_or(Path::new(".")));
+    Ok((Some(text), base, shown))
+}
