@@ -243,3 +243,37 @@ fn bad_input_exits_2_naming_the_problem() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+/// `run JOBFILE` and `validate JOBFILE` compose the same scenario `plan`
+/// answers for, on the same cluster, with the same variables.
+#[test]
+fn run_and_validate_take_job_files_with_their_cluster_and_variables() {
+    let (dir, cluster) = seed_cluster("plan-run");
+    let job = dir.join("example.nomad.hcl");
+    let run = common::plansim(&["run", arg(&job), "--cluster", arg(&cluster)]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let out = text(&run.stdout);
+    assert!(
+        out.contains("verdict cluster: naive violates (1 violation"),
+        "{out}"
+    );
+    let validate = common::plansim(&["validate", arg(&job), "--cluster", arg(&cluster)]);
+    assert_eq!(
+        validate.status.code(),
+        Some(0),
+        "{}",
+        text(&validate.stderr)
+    );
+    assert!(
+        text(&validate.stdout).contains("(3 nodes, 1 volumes, 2 jobs, 3 allocations"),
+        "{}",
+        text(&validate.stdout)
+    );
+    // What applies to job files, without one, is refused.
+    let scenario = common::repo_path("scenarios/csi-single-reader-count2.yaml");
+    for command in ["run", "validate"] {
+        let output = common::plansim(&[command, arg(&scenario), "-var", "a=b"]);
+        assert_eq!(output.status.code(), Some(2), "{command}");
+        assert!(text(&output.stderr).contains("apply to Nomad job files"));
+    }
+}

@@ -15,24 +15,14 @@ pub struct PlanArgs {
     /// The Nomad job files to plan (HCL2 or JSON), as `nomad job plan` takes them.
     #[arg(required = true, value_name = "JOBFILE")]
     job_files: Vec<PathBuf>,
-    /// The cluster: a scenario file, or a directory `plansim import nomad` reads; none: a small default cluster (said on stderr).
-    #[arg(long, value_name = "SOURCE")]
-    cluster: Option<PathBuf>,
-    /// A value for a job file variable, as `nomad job plan -var` (repeat; a later one wins).
-    #[arg(long = "var", value_name = "NAME=VALUE")]
-    vars: Vec<String>,
-    /// A variables file in HCL, as `nomad job plan -var-file` (repeat; read before the -var values).
-    #[arg(long = "var-file", value_name = "FILE")]
-    var_files: Vec<PathBuf>,
+    #[command(flatten)]
+    given: JobFileArgs,
     /// The Nomad release to answer for: 1.2.6 (naive) or 2.0.5 (validate and plan-aware); all by default.
     #[arg(long, value_name = "X.Y.Z")]
     nomad: Option<String>,
     /// A what-if event, in the scenario's event names: "5m node_down client-3", "10m scale web=5", "0s drain client-2 deadline=1h" (repeat).
     #[arg(long = "event", value_name = "AT KIND ARGS")]
     events: Vec<String>,
-    /// When the job files are submitted (default: 0s, or 30s after the cluster scenario's last job).
-    #[arg(long, value_name = "DURATION", value_parser = crate::model::time::parse_duration)]
-    at: Option<crate::model::time::Millis>,
     /// The seed of the node shuffle (default: the cluster scenario's).
     #[arg(short, long, value_name = "N")]
     seed: Option<u64>,
@@ -42,6 +32,52 @@ pub struct PlanArgs {
     /// Output format: text (Nomad's plan wording, then the simulation's) or json.
     #[arg(long, value_enum, default_value_t = super::explain_cmd::Format::Text)]
     format: super::explain_cmd::Format,
+}
+
+/// How job files given on the command line become a scenario: the
+/// cluster around them, their variables and when they are submitted
+/// (`plan` and `run JOBFILE` alike).
+#[derive(Args, Debug)]
+pub struct JobFileArgs {
+    /// The cluster for job files: a scenario file, or a directory `plansim import nomad` reads; none: a small default cluster (said on stderr).
+    #[arg(long, value_name = "SOURCE")]
+    cluster: Option<PathBuf>,
+    /// A value for a job file variable, as `nomad job plan -var` (repeat; a later one wins).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    vars: Vec<String>,
+    /// A variables file in HCL, as `nomad job plan -var-file` (repeat; read before the -var values).
+    #[arg(long = "var-file", value_name = "FILE")]
+    var_files: Vec<PathBuf>,
+    /// When the job files are submitted (default: 0s, or 30s after the cluster scenario's last job).
+    #[arg(long, value_name = "DURATION", value_parser = crate::model::time::parse_duration)]
+    at: Option<crate::model::time::Millis>,
+}
+
+impl JobFileArgs {
+    /// Refuses what applies to job files when none is given.
+    pub(super) fn check_used(&self, job_files: &[PathBuf]) -> Result<(), String> {
+        let set = self.cluster.is_some()
+            || !self.vars.is_empty()
+            || !self.var_files.is_empty()
+            || self.at.is_some();
+        if set && job_files.is_empty() {
+            return Err(
+                "--cluster, -var, -var-file and --at apply to Nomad job files (.hcl, .nomad, .json), and none is given"
+                    .to_string(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The paths that name Nomad job files (by name: `.hcl`, `.nomad`,
+/// `.json`), and the others (scenarios and directories of them).
+pub(super) fn split_job_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    paths.iter().cloned().partition(|path| {
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .is_some_and(|n| n.ends_with(".hcl") || n.ends_with(".nomad") || n.ends_with(".json"))
+    })
 }
 
 pub fn run(args: PlanArgs) -> u8 {
@@ -56,7 +92,26 @@ pub fn run(args: PlanArgs) -> u8 {
 
 fn plan(args: &PlanArgs) -> Result<u8, String> {
     let policies = policies_for(args.nomad.as_deref())?;
-    let vars = args
+    let composed = compose_job_files(&args.job_files, &args.given, &args.events, args.strict)?;
+    let scenario = &composed.scenario;
+    let seed = args.seed.unwrap_or(scenario.seed);
+    let outcome = crate::plan_command::plan(scenario, &composed.planned, &policies, seed);
+    match args.format {
+        super::explain_cmd::Format::Text => out(&outcome.text(scenario)),
+        super::explain_cmd::Format::Json => out(&outcome.json(scenario)),
+    }
+    Ok(outcome.exit_code())
+}
+
+/// The scenario `job_files` make with what `given` says around them, its
+/// warnings and notes said on stderr; under `strict` a warning refuses it.
+pub(super) fn compose_job_files(
+    job_files: &[PathBuf],
+    given: &JobFileArgs,
+    events: &[String],
+    strict: bool,
+) -> Result<crate::scenario::load::compose::Composed, String> {
+    let vars = given
         .vars
         .iter()
         .map(|pair| {
@@ -73,24 +128,36 @@ fn plan(args: &PlanArgs) -> Result<u8, String> {
     let cwd = std::env::current_dir()
         .map_err(|err| format!("cannot read the current directory: {err}"))?;
     let absolute = |path: &Path| cwd.join(path).display().to_string();
-    let job_files: Vec<String> = args.job_files.iter().map(|p| absolute(p)).collect();
-    let var_files: Vec<String> = args.var_files.iter().map(|p| absolute(p)).collect();
-    let (cluster_text, base, label) = cluster_source(args.cluster.as_deref(), &cwd)?;
+    let files: Vec<String> = job_files.iter().map(|p| absolute(p)).collect();
+    let var_files: Vec<String> = given.var_files.iter().map(|p| absolute(p)).collect();
+    let (cluster_text, base, label) = cluster_source(given.cluster.as_deref(), &cwd)?;
+    let name = job_files
+        .first()
+        .and_then(|f| f.file_name())
+        .map(|f| {
+            f.to_string_lossy()
+                .split('.')
+                .next()
+                .unwrap_or("plan")
+                .to_string()
+        })
+        .unwrap_or_else(|| "plan".to_string());
     let composition = Composition {
         cluster: cluster_text.as_deref(),
         label: &label,
+        name: &name,
         base: &base,
-        job_files: &job_files,
+        job_files: &files,
         vars: &vars,
         var_files: &var_files,
-        events: &args.events,
-        submit_at: args.at,
+        events,
+        submit_at: given.at,
     };
     let composed = compose(&composition).map_err(|err| err.to_string())?;
     for warning in &composed.warnings {
         errln!("warning: {warning}");
     }
-    if args.strict && !composed.warnings.is_empty() {
+    if strict && !composed.warnings.is_empty() {
         return Err(format!(
             "{} warning(s), refused under --strict (nothing run)",
             composed.warnings.len()
@@ -99,20 +166,13 @@ fn plan(args: &PlanArgs) -> Result<u8, String> {
     if let Some(note) = &composed.default_cluster {
         errln!("note: {note}");
     }
-    if args.at.is_none() && composed.submit_at > crate::model::time::Millis::ZERO {
+    if given.at.is_none() && composed.submit_at > crate::model::time::Millis::ZERO {
         errln!(
             "note: the job files are submitted at {} s, 30 s after the cluster's last job (--at to change)",
             composed.submit_at
         );
     }
-    let scenario = &composed.scenario;
-    let seed = args.seed.unwrap_or(scenario.seed);
-    let outcome = crate::plan_command::plan(scenario, &composed.planned, &policies, seed);
-    match args.format {
-        super::explain_cmd::Format::Text => out(&outcome.text(scenario)),
-        super::explain_cmd::Format::Json => out(&outcome.json(scenario)),
-    }
-    Ok(outcome.exit_code())
+    Ok(composed)
 }
 
 /// The policies that answer for `--nomad`: each modelled release's.

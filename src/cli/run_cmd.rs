@@ -13,9 +13,11 @@ use crate::run_command::{RunRequest, run_command};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Scenario files, or directories of *.yaml files (sorted).
+    /// Scenario files, or directories of *.yaml files (sorted); Nomad job files (.hcl, .nomad, .json) are run together as one scenario on --cluster.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
+    #[command(flatten)]
+    given: super::plan_cmd::JobFileArgs,
     /// Run only this policy (repeat for several): naive, validate, plan-aware.
     #[arg(long = "scheduler", value_name = "NAME", value_parser = parse_policy)]
     schedulers: Vec<Policy>,
@@ -50,14 +52,19 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> u8 {
-    let files = match scenario_files(&args.paths) {
+    let (job_files, paths) = super::plan_cmd::split_job_files(&args.paths);
+    if let Err(message) = args.given.check_used(&job_files) {
+        errln!("{message}");
+        return EXIT_BAD_INPUT;
+    }
+    let files = match scenario_files(&paths) {
         Ok(files) => files,
         Err(message) => {
             errln!("{message}");
             return EXIT_BAD_INPUT;
         }
     };
-    let scenarios = match load_scenarios(&files, args.strict) {
+    let mut scenarios = match load_scenarios(&files, args.strict) {
         Ok(scenarios) => scenarios,
         Err(errors) => {
             for err in errors {
@@ -66,6 +73,15 @@ pub fn run(args: RunArgs) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
+    if !job_files.is_empty() {
+        match super::plan_cmd::compose_job_files(&job_files, &args.given, &[], args.strict) {
+            Ok(composed) => scenarios.push(composed.scenario),
+            Err(message) => {
+                errln!("{message}");
+                return EXIT_BAD_INPUT;
+            }
+        }
+    }
     let json = args.format == super::explain_cmd::Format::Json;
     let request = RunRequest::new(
         (!args.schedulers.is_empty()).then(|| args.schedulers.clone()),

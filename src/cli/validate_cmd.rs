@@ -11,9 +11,11 @@ use super::output::{EXIT_BAD_INPUT, EXIT_OK, errln};
 
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
-    /// Scenario or experiment files, or directories of *.yaml files.
+    /// Scenario or experiment files, or directories of *.yaml files; Nomad job files (.hcl, .nomad, .json) are checked together as one scenario on --cluster.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
+    #[command(flatten)]
+    given: super::plan_cmd::JobFileArgs,
     /// Refuse a scenario with warnings (fields of Nomad files that can change
     /// placement and that plansim does not model).
     #[arg(long)]
@@ -21,7 +23,12 @@ pub struct ValidateArgs {
 }
 
 pub fn run(args: ValidateArgs) -> u8 {
-    let files = match scenario_files(&args.paths) {
+    let (job_files, paths) = super::plan_cmd::split_job_files(&args.paths);
+    if let Err(message) = args.given.check_used(&job_files) {
+        errln!("{message}");
+        return EXIT_BAD_INPUT;
+    }
+    let files = match scenario_files(&paths) {
         Ok(files) => files,
         Err(message) => {
             errln!("{message}");
@@ -38,24 +45,7 @@ pub fn run(args: ValidateArgs) -> u8 {
             continue;
         }
         match load_checked(file, args.strict) {
-            Ok(scenario) => {
-                let allocations: u64 = scenario
-                    .jobs
-                    .iter()
-                    .flat_map(|j| &j.groups)
-                    .map(|g| u64::from(g.count))
-                    .sum();
-                super::output::out(&format!(
-                    "ok {}: {} ({} nodes, {} volumes, {} jobs, {} allocations, {} events)\n",
-                    crate::names::one_line_path(file),
-                    scenario.name,
-                    scenario.nodes.len(),
-                    scenario.volumes.len(),
-                    scenario.jobs.len(),
-                    allocations,
-                    scenario.events.len()
-                ));
-            }
+            Ok(scenario) => say_ok(&crate::names::one_line_path(file), &scenario),
             Err(errors) => {
                 for err in errors {
                     errln!("{err}");
@@ -64,7 +54,41 @@ pub fn run(args: ValidateArgs) -> u8 {
             }
         }
     }
+    if !job_files.is_empty() {
+        match super::plan_cmd::compose_job_files(&job_files, &args.given, &[], args.strict) {
+            Ok(composed) => {
+                let shown: Vec<String> = job_files
+                    .iter()
+                    .map(|f| crate::names::one_line_path(f))
+                    .collect();
+                say_ok(&shown.join(" "), &composed.scenario);
+            }
+            Err(message) => {
+                errln!("{message}");
+                code = EXIT_BAD_INPUT;
+            }
+        }
+    }
     code
+}
+
+/// `ok FILE: NAME (what it holds)`.
+fn say_ok(shown: &str, scenario: &crate::model::scenario::Scenario) {
+    let allocations: u64 = scenario
+        .jobs
+        .iter()
+        .flat_map(|j| &j.groups)
+        .map(|g| u64::from(g.count))
+        .sum();
+    super::output::out(&format!(
+        "ok {shown}: {} ({} nodes, {} volumes, {} jobs, {} allocations, {} events)\n",
+        scenario.name,
+        scenario.nodes.len(),
+        scenario.volumes.len(),
+        scenario.jobs.len(),
+        allocations,
+        scenario.events.len()
+    ));
 }
 
 /// Builds and checks every grid point of an experiment without running it.

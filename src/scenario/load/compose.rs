@@ -25,6 +25,8 @@ pub struct Composition<'a> {
     pub cluster: Option<&'a str>,
     /// Names the composed scenario in errors.
     pub label: &'a str,
+    /// The scenario's name, unless the cluster's text gives one.
+    pub name: &'a str,
     /// Where relative `file:` paths (the cluster's, and the job files
     /// below when relative) are read from.
     pub base: &'a Path,
@@ -84,7 +86,7 @@ pub fn compose(c: &Composition) -> Result<Composed, LoadError> {
     let mut planned_ids = Vec::new();
     let mut default_cluster = None;
     let mut submit_at = Millis::ZERO;
-    let (scenario, warnings) = finish(raw, "plan", DanglingEvents::Refuse, &context, |raw| {
+    let (scenario, warnings) = finish(raw, c.name, DanglingEvents::Refuse, &context, |raw| {
         let last = raw.jobs[..cluster_jobs]
             .iter()
             .filter_map(|j| j.value.submit_at.map(|d| d.0))
