@@ -277,3 +277,30 @@ fn run_and_validate_take_job_files_with_their_cluster_and_variables() {
         assert!(text(&output.stderr).contains("apply to Nomad job files"));
     }
 }
+
+/// `-` is the job file on standard input.
+#[test]
+fn a_job_file_can_come_on_standard_input() {
+    use std::io::Write;
+    let job = std::fs::read(common::repo_path(
+        "scenarios/seed-report-nomad/example.nomad.hcl",
+    ))
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_plansim"))
+        .args(["plan", "-", "--nomad", "1.2.6"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&job).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let out = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{out}{}",
+        text(&output.stderr)
+    );
+    assert!(out.contains("+ Job: \"example\""), "{out}");
+}

@@ -74,9 +74,13 @@ impl JobFileArgs {
 /// `.json`), and the others (scenarios and directories of them).
 pub(super) fn split_job_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
     paths.iter().cloned().partition(|path| {
-        path.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .is_some_and(|n| n.ends_with(".hcl") || n.ends_with(".nomad") || n.ends_with(".json"))
+        path == Path::new("-")
+            || path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .is_some_and(|n| {
+                    n.ends_with(".hcl") || n.ends_with(".nomad") || n.ends_with(".json")
+                })
     })
 }
 
@@ -127,7 +131,14 @@ pub(super) fn compose_job_files(
         .collect::<Result<Vec<_>, _>>()?;
     let cwd = std::env::current_dir()
         .map_err(|err| format!("cannot read the current directory: {err}"))?;
-    let absolute = |path: &Path| cwd.join(path).display().to_string();
+    // `-` stays itself: standard input.
+    let absolute = |path: &Path| {
+        if path == Path::new("-") {
+            "-".to_string()
+        } else {
+            cwd.join(path).display().to_string()
+        }
+    };
     let files: Vec<String> = job_files.iter().map(|p| absolute(p)).collect();
     let var_files: Vec<String> = given.var_files.iter().map(|p| absolute(p)).collect();
     let (cluster_text, base, label) = cluster_source(given.cluster.as_deref(), &cwd)?;

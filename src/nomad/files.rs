@@ -35,6 +35,7 @@ impl FileContext<'_> {
         field: &str,
     ) -> Result<PathBuf, LoadError> {
         match self.base {
+            Some(_) if file == STDIN => Ok(PathBuf::from(STDIN)),
             Some(base) => Ok(base.join(file)),
             None => Err(at_entry(
                 self,
@@ -472,12 +473,42 @@ fn at_entry(context: &FileContext, at: serde_saphyr::Location, message: String) 
     }
 }
 
+/// A `file:` of `-` is standard input (`plansim plan -`, `run -`).
+const STDIN: &str = "-";
+
 fn read_text(path: &Path) -> Result<String, String> {
+    if path == Path::new(STDIN) {
+        return read_stdin();
+    }
     // A FIFO or a device would block or never end: only regular files.
     if path.exists() && !path.is_file() {
         return Err("not a regular file".to_string());
     }
     let bytes = crate::scenario::load::read::read_limited(path)?;
+    String::from_utf8(bytes).map_err(|err| {
+        format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            err.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// Standard input, at most MAX_FILE_BYTES of it.
+fn read_stdin() -> Result<String, String> {
+    use std::io::Read;
+    let limit = crate::scenario::limits::MAX_FILE_BYTES as u64;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| format!("cannot read standard input: {err}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "standard input holds more than {} (MAX_FILE_BYTES)",
+            crate::fsio::human_bytes(limit)
+        ));
+    }
     String::from_utf8(bytes).map_err(|err| {
         format!(
             "not UTF-8 text (invalid byte at offset {})",
