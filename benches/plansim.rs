@@ -78,7 +78,7 @@ fn node_shuffle(c: &mut Criterion) {
 fn one_placement(c: &mut Criterion) {
     let yaml = "\
 nodes:
-  - {id: \"node-{i}\", count: 5000, cpu: 100000, memory: 100000, csi_plugins: [{id: csi}]}
+  - {id: \"node-{i}\", count: 5000, cpu: 100000, memory: 100000, disk: 300000, csi_plugins: [{id: csi}]}
 plugins:
   - {id: csi, enforces_access_mode: true}
 volumes:
