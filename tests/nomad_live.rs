@@ -272,3 +272,49 @@ fn exactly_one_source_is_given() {
     );
     assert!(!out.exists());
 }
+
+/// `scripts/export-nomad.sh` saves what plansim reads: the same endpoints,
+/// pages and token, so its folder imports to the same scenario.
+#[test]
+fn the_export_script_saves_the_same_responses() {
+    let have = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    assert!(have("curl") && have("jq"), "the script needs curl and jq");
+    let dir = common::temp_dir("nomad-live-script");
+    let expected = from_directory(&dir.join("."), "cluster");
+    let served = server::start(&common::repo_path(EXPORT), Fault::None);
+    let saved = dir.join("saved");
+    let output = Command::new("bash")
+        .arg(common::repo_path("scripts/export-nomad.sh"))
+        .arg(&saved)
+        .env("NOMAD_ADDR", &served.address)
+        .env("NOMAD_TOKEN", TOKEN)
+        .env("PER_PAGE", "2")
+        .env_remove("NOMAD_NAMESPACE")
+        .env_remove("http_proxy")
+        .env_remove("HTTP_PROXY")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = dir.join("script").join("cluster.yaml");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let import = common::plansim(&[
+        "import",
+        "nomad",
+        common::arg(&saved),
+        "-o",
+        common::arg(&out),
+    ]);
+    assert_eq!(import.status.code(), Some(0), "{}", stderr(&import));
+    assert_eq!(std::fs::read(&out).unwrap(), expected);
+    let seen = served.seen.lock().unwrap().clone();
+    assert_eq!(
+        seen.iter().filter(|s| s.path == "/v1/nodes").count(),
+        2,
+        "3 nodes, 2 a page"
+    );
+}

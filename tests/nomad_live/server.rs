@@ -5,18 +5,19 @@
 //! paginator does (`per_page`; the next token is the ID of the first entry
 //! of the next page), and answers 403 "Permission denied" to a request
 //! without the right `X-Nomad-Token`. Bounded: it answers at most
-//! `MAX_REQUESTS` requests and stops after `LIFETIME`.
+//! `MAX_REQUESTS` requests and stops once it has waited `LIFETIME` in all.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub const TOKEN: &str = "s3cr3t-0000-4c3b-9a11-token";
 const MAX_REQUESTS: usize = 500;
 const LIFETIME: Duration = Duration::from_secs(120);
+const POLL: Duration = Duration::from_millis(2);
 
 /// What the server does wrong, for the bad-input tests.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,16 +53,18 @@ pub fn start(export: &Path, fault: Fault) -> Server {
     let log = Arc::clone(&seen);
     let export = export.to_path_buf();
     std::thread::spawn(move || {
-        let started = Instant::now();
-        let mut answered = 0;
-        while answered < MAX_REQUESTS && started.elapsed() < LIFETIME {
+        let (mut answered, mut idle) = (0, Duration::ZERO);
+        while answered < MAX_REQUESTS && idle < LIFETIME {
             match listener.accept() {
                 Ok((stream, _)) => {
                     answered += 1;
                     stream.set_nonblocking(false).unwrap();
                     let _ = answer(stream, &export, &fault, &log);
                 }
-                Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                Err(_) => {
+                    std::thread::sleep(POLL);
+                    idle += POLL;
+                }
             }
         }
     });

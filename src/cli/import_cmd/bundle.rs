@@ -386,3 +386,78 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod archive_tests {
+    use super::*;
+    use crate::test_dir::TempDir;
+    use std::io::Write;
+
+    fn archive(dir: &Path, files: &[(&str, usize)]) -> PathBuf {
+        let mut builder = tar::Builder::new(Vec::new());
+        for (name, size) in files {
+            let mut header = tar::Header::new_ustar();
+            header.set_size(*size as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            builder
+                .append_data(&mut header, name, vec![b' '; *size].as_slice())
+                .unwrap();
+        }
+        let path = dir.join("bundle.tar.gz");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&builder.into_inner().unwrap()).unwrap();
+        std::fs::write(&path, gz.finish().unwrap()).unwrap();
+        path
+    }
+
+    const SMALL: BundleLimits = BundleLimits {
+        entries: 3,
+        file_bytes: 500,
+        total_bytes: 4000,
+    };
+
+    fn refused(files: &[(&str, usize)]) -> String {
+        let dir = TempDir::new("bundle-limits");
+        read_archive(&archive(&dir, files), SMALL)
+            .err()
+            .expect("refused")
+    }
+
+    #[test]
+    fn every_decompressed_byte_counts_even_in_files_never_read() {
+        // A profile the import skips, larger than the total.
+        let err = refused(&[("client/x/profile_0000.prof", 5000)]);
+        assert!(
+            err.contains(
+                "more than 4000 bytes decompressed (IMPORT_MAX_TOTAL_BYTES): refused as a tar bomb"
+            ),
+            "{err}"
+        );
+        let err = refused(&[("interval/0000/nodes.json", 600)]);
+        assert!(
+            err.contains("interval/0000/nodes.json: larger than 500 bytes (MAX_FILE_BYTES)"),
+            "{err}"
+        );
+        let err = refused(&[
+            ("cluster/a", 1),
+            ("cluster/b", 1),
+            ("cluster/c", 1),
+            ("cluster/d", 1),
+        ]);
+        assert!(
+            err.contains("more than 3 entries (IMPORT_MAX_ENTRIES)"),
+            "{err}"
+        );
+        // The allocations count only against the total.
+        let dir = TempDir::new("bundle-limits-ok");
+        let path = archive(
+            &dir,
+            &[
+                ("interval/0000/nodes.json", 2),
+                ("interval/0000/allocations.json", 900),
+            ],
+        );
+        assert!(read_archive(&path, SMALL).is_ok());
+    }
+}

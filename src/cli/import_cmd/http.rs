@@ -692,3 +692,134 @@ impl Read for Pages<'_> {
         Ok(n)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Serves each connection the next of `answers` (raw HTTP), once each.
+    fn serve(answers: Vec<Vec<u8>>) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for answer in answers {
+                let Ok((mut stream, _)) = listener.accept() else {
+                    return;
+                };
+                let mut head = [0u8; 4096];
+                let _ = std::io::Read::read(&mut stream, &mut head);
+                if answer.is_empty() {
+                    // Never answers: the client's timeout ends it.
+                    std::thread::sleep(Duration::from_secs(2));
+                }
+                let _ = stream.write_all(&answer);
+            }
+        });
+        address
+    }
+
+    fn chunked(body: &[u8], next: Option<&str>) -> Vec<u8> {
+        let mut out = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n".to_vec();
+        if let Some(next) = next {
+            out.extend(format!("X-Nomad-NextToken: {next}\r\n").as_bytes());
+        }
+        out.extend(b"\r\n");
+        for chunk in body.chunks(100) {
+            out.extend(format!("{:x}\r\n", chunk.len()).as_bytes());
+            out.extend(chunk);
+            out.extend(b"\r\n");
+        }
+        out.extend(b"0\r\n\r\n");
+        out
+    }
+
+    fn export(address: &str, limits: HttpLimits) -> HttpExport {
+        let options = AddressOptions {
+            url: address.to_string(),
+            namespace: "default".into(),
+            token: None,
+            ca_cert: None,
+            skip_verify: false,
+            per_page: 10,
+        };
+        HttpExport::new(&options, limits).unwrap().0
+    }
+
+    const SMALL: HttpLimits = HttpLimits {
+        timeout: Duration::from_millis(300),
+        response_bytes: 1000,
+        total_bytes: 1500,
+        requests: 3,
+    };
+
+    fn list_of(bytes: usize) -> Vec<u8> {
+        let mut body = vec![b' '; bytes];
+        body[0] = b'[';
+        body[bytes - 1] = b']';
+        body
+    }
+
+    #[test]
+    fn a_chunked_response_is_cut_at_its_limit_and_all_of_them_at_the_total() {
+        let address = serve(vec![chunked(&list_of(1200), None)]);
+        let err = export(&address, SMALL).read("plugins.json").unwrap_err();
+        assert!(err.message.contains("/v1/plugins?type=csi&per_page=10: the response is larger than 1000 bytes (MAX_FILE_BYTES)"), "{err}");
+        let address = serve(vec![
+            chunked(&list_of(900), None),
+            chunked(&list_of(900), None),
+        ]);
+        let source = export(&address, SMALL);
+        assert!(source.read("plugins.json").unwrap().is_some());
+        let err = source.read("jobs.json").unwrap_err();
+        assert!(
+            err.message
+                .contains("larger than 600 bytes (IMPORT_MAX_TOTAL_BYTES)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn pages_are_bounded_in_number_and_never_loop() {
+        let page = |next| chunked(b"[]", Some(next));
+        let address = serve(vec![page("a"), page("b"), page("c"), page("d")]);
+        let err = export(&address, SMALL).read("nodes.json").unwrap_err();
+        assert!(
+            err.message
+                .contains("more than 3 requests (IMPORT_MAX_ENTRIES)"),
+            "{err}"
+        );
+        let address = serve(vec![page("a"), page("a")]);
+        let err = export(&address, SMALL).read("nodes.json").unwrap_err();
+        assert!(
+            err.message
+                .contains("next_token=a: the server gave the page token \"a\" twice"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_server_that_does_not_answer_times_out() {
+        let address = serve(vec![Vec::new()]);
+        let err = export(&address, SMALL).read("nodes.json").unwrap_err();
+        assert!(err.message.contains("within 0.3s: timed out"), "{err}");
+    }
+
+    #[test]
+    fn ids_are_escaped_in_paths_and_namespaces_follow_the_list() {
+        assert_eq!(
+            detail_endpoint("job/a b/../c.json").unwrap().0,
+            "/v1/job/a%20b%2F..%2Fc"
+        );
+        assert_eq!(escape("*", "*"), "*");
+        assert_eq!(go_bool("T"), Some(true));
+        assert_eq!(go_bool("yes"), None);
+        assert!(
+            base_url("https://nomad.example:4646/ui/")
+                .unwrap()
+                .1
+                .is_some()
+        );
+        assert!(base_url("http://user:pw@host:4646").is_err());
+    }
+}
