@@ -30,7 +30,7 @@ use crate::scenario::limits::{
 
 /// Where and how to reach the cluster, as Nomad's CLI takes it.
 #[derive(Clone, Debug)]
-pub(in crate::cli) struct AddressOptions {
+pub(crate) struct AddressOptions {
     /// `http://host:4646` or `https://...` (NOMAD_ADDR).
     pub url: String,
     /// A namespace, or `*` for all (NOMAD_NAMESPACE; `default`).
@@ -63,7 +63,7 @@ impl AddressOptions {
     /// variables (`api.DefaultConfig`): NOMAD_ADDR (when `address` is
     /// none), NOMAD_NAMESPACE, NOMAD_TOKEN (when `token_file` is none),
     /// NOMAD_CACERT, NOMAD_SKIP_VERIFY. None when there is no address.
-    pub(in crate::cli) fn from_env(
+    pub(crate) fn from_env(
         address: Option<&str>,
         namespace: Option<&str>,
         token_file: Option<&Path>,
