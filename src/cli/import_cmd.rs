@@ -1,19 +1,29 @@
-//! `plansim import nomad DIR --out SCENARIO.yaml`
+//! `plansim import nomad [DIR | BUNDLE.tar.gz | --address URL] -o SCENARIO.yaml`:
+//! a scenario from a Nomad cluster, read from saved HTTP API responses
+//! (`export_dir.rs`), a `nomad operator debug` bundle (`bundle.rs`, laid
+//! out by `import::debug`) or the live HTTP API (`http.rs`). Each source
+//! is an `ExportSource` for `import::nomad::import`; the scenario is
+//! checked to load before the output is claimed, and nothing is written
+//! on any error.
 
-use std::cell::Cell;
-use std::collections::BTreeSet;
-use std::io::Read;
+mod bundle;
+mod export_dir;
+mod http;
+
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
 use super::output::{EXIT_BAD_INPUT, EXIT_OK, errln};
-use crate::fsio::{LimitedFile, ReadError, human_bytes, open_limited, read_text_limited};
-use crate::import::nomad::{EXPORT_DIRS, ExportSource, Imported, import};
+use crate::import::nomad::{Imported, import};
 use crate::names::{one_line, one_line_path};
 use crate::report::outdir;
-use crate::scenario::error::{LoadError, file_error};
-use crate::scenario::limits::{IMPORT_MAX_ENTRIES, IMPORT_MAX_TOTAL_BYTES, MAX_FILE_BYTES};
+use crate::scenario::error::LoadError;
+use crate::scenario::limits::IMPORT_PER_PAGE;
+use bundle::{BundleLimits, bundle_root, read_archive, read_bundle_dir};
+use export_dir::{ImportLimits, list_export};
+pub(super) use http::AddressOptions;
+use http::{HttpExport, HttpLimits};
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
@@ -23,11 +33,24 @@ pub struct ImportArgs {
 
 #[derive(Subcommand, Debug)]
 enum ImportSource {
-    /// A scenario from JSON saved from a Nomad cluster's HTTP API (see the README).
+    /// A scenario from a Nomad cluster: saved HTTP API responses, a `nomad operator debug` archive, or the live API (see the README).
     Nomad {
-        /// The directory of saved responses: nodes.json, node/<id>.json, plugins.json, ...
-        dir: PathBuf,
-        /// The scenario file to write (replaced only if plansim wrote it and it is unedited).
+        /// The directory of saved responses (nodes.json, node/<id>.json, plugins.json, ...), a `nomad operator debug` archive (BUNDLE.tar.gz) or the folder it unpacks to.
+        #[arg(value_name = "DIR|BUNDLE.tar.gz", required = false)]
+        source: Option<PathBuf>,
+        /// Read the cluster over Nomad's HTTP API at this address (default: NOMAD_ADDR, when no DIR or BUNDLE is given).
+        #[arg(long, value_name = "URL", conflicts_with = "source")]
+        address: Option<String>,
+        /// With --address: the namespace of the jobs, volumes and allocations read, or '*' for all (default: NOMAD_NAMESPACE, else default).
+        #[arg(long, value_name = "NS", conflicts_with = "source")]
+        namespace: Option<String>,
+        /// With --address: a file holding the ACL token (default: NOMAD_TOKEN); sent as X-Nomad-Token.
+        #[arg(long, value_name = "FILE", conflicts_with = "source")]
+        token_file: Option<PathBuf>,
+        /// With --address: entries asked for per page of a list (Nomad's per_page).
+        #[arg(long, value_name = "N", default_value_t = IMPORT_PER_PAGE, value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "source")]
+        per_page: u32,
+        /// The scenario file to write (replaced only if plansim wrote it and it is unedited); '-' for standard output.
         #[arg(short, long, value_name = "SCENARIO.yaml")]
         out: PathBuf,
         /// Replace --out even if plansim did not write it, or it was edited (never an input, a symlink or a non-regular file).
@@ -49,52 +72,183 @@ const LIMIT_NAMES: [&str; 8] = [
 ];
 
 pub fn run(args: ImportArgs) -> u8 {
-    let ImportSource::Nomad { dir, out, force } = args.source;
-    let name = out
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "imported".into());
-    let imported = match import_dir(&dir, &name, &out.display().to_string()) {
-        Ok(imported) => imported,
-        Err(message) => {
-            errln!("{message}");
-            return EXIT_BAD_INPUT;
+    let ImportSource::Nomad {
+        source,
+        address,
+        namespace,
+        token_file,
+        per_page,
+        out,
+        force,
+    } = args.source;
+    let to_stdout = out.as_os_str() == "-";
+    let name = match out.file_stem() {
+        Some(stem) if !to_stdout => stem.to_string_lossy().into_owned(),
+        _ => "imported".into(),
+    };
+    let file = if to_stdout {
+        "<stdout>".to_string()
+    } else {
+        out.display().to_string()
+    };
+    // An export directory's notes name its files relative to it.
+    let export_dir = source
+        .as_deref()
+        .filter(|path| path.is_dir() && bundle_root(path).is_none());
+    let imported = match (&source, export_dir) {
+        (_, Some(dir)) => import_dir(dir, &name, &file),
+        (Some(path), None) => import_archive(path, &name, &file),
+        (None, None) => {
+            match AddressOptions::from_env(
+                address.as_deref(),
+                namespace.as_deref(),
+                token_file.as_deref(),
+            ) {
+                Ok(Some(options)) => import_address(
+                    &AddressOptions {
+                        per_page,
+                        ..options
+                    },
+                    &name,
+                    &file,
+                ),
+                Ok(None) => Err("import nomad: give a DIR of saved responses, a BUNDLE.tar.gz of nomad operator debug, or --address URL (or set NOMAD_ADDR)".into()),
+                Err(message) => Err(message),
+            }
         }
     };
-    // Every input is read (each file as it was parsed): the output may be none of them.
-    let claimed = match outdir::claim_file(&out, force) {
-        Ok(claimed) => claimed,
+    let imported = match imported {
+        Ok(imported) => imported,
         Err(message) => {
             errln!("{}", one_line(&message));
             return EXIT_BAD_INPUT;
         }
     };
-    // Notes name files of the export folder: names are data.
+    // Every input is read (each file as it was parsed): the output may be none of them.
+    let claimed = if to_stdout {
+        None
+    } else {
+        match outdir::claim_file(&out, force) {
+            Ok(claimed) => Some(claimed),
+            Err(message) => {
+                errln!("{}", one_line(&message));
+                return EXIT_BAD_INPUT;
+            }
+        }
+    };
+    // Notes name files of the export, and what its objects are named: names are data.
     for note in &imported.notes {
-        let line = note.strip_prefix("warning: ").map_or_else(
-            || format!("note: {note}"),
-            |w| format!("warning: {}", crate::names::one_line_path(&dir.join(w))),
-        );
+        let line = match (note.strip_prefix("warning: "), export_dir) {
+            (Some(w), Some(dir)) => format!("warning: {}", one_line_path(&dir.join(w))),
+            (Some(_), None) => note.clone(),
+            (None, _) => format!("note: {note}"),
+        };
         errln!("{}", one_line(&line));
     }
     let text = outdir::stamp("import nomad", &imported.yaml);
-    if let Err(message) = claimed.write(text.as_bytes()) {
-        errln!("{}", one_line(&message));
-        return EXIT_BAD_INPUT;
+    match claimed {
+        Some(claimed) => {
+            if let Err(message) = claimed.write(text.as_bytes()) {
+                errln!("{}", one_line(&message));
+                return EXIT_BAD_INPUT;
+            }
+        }
+        None => super::output::out(&text),
     }
     EXIT_OK
 }
 
 /// The scenario named `name` an export directory gives, checked to load
-/// (as `file`, the name its errors give it), or the message why not.
+/// (as `file`, the name its errors give it), or the message why not. Its
+/// notes name the export's files relative to `dir` (`warning:
+/// job/x.json:...`). A `nomad operator debug` folder is read as
+/// [`import_archive`] reads it.
 pub(super) fn import_dir(dir: &Path, name: &str, file: &str) -> Result<Imported, String> {
+    if bundle_root(dir).is_some() {
+        return import_archive(dir, name, file);
+    }
     let files =
         list_export(dir, ImportLimits::REAL).map_err(|message| one_line(&message).into_owned())?;
     let imported = import(&files, name).map_err(|mut err| {
         err.file = dir.join(&err.file).display().to_string();
         err.to_string()
     })?;
-    // What is written must load: checked before anything is written.
+    checked(imported, name, file, &one_line_path(dir))
+}
+
+/// The scenario a `nomad operator debug` archive (`.tar.gz`), or the
+/// folder it unpacks to, gives: the latest capture in it, as
+/// [`import_dir`]. Its notes are ready to print: a warning names the
+/// bundle and its file (`warning: BUNDLE: interval/0003/...`).
+pub(super) fn import_archive(path: &Path, name: &str, file: &str) -> Result<Imported, String> {
+    let shown = one_line_path(path);
+    let export = if path.is_dir() {
+        let root = bundle_root(path).ok_or_else(|| {
+            format!("{shown}: not a nomad operator debug folder (no cluster/ or interval/ in it) nor an export (no nodes.json)")
+        })?;
+        read_bundle_dir(&root, BundleLimits::REAL)?
+    } else {
+        read_archive(path, BundleLimits::REAL)?
+    };
+    let mut imported = import(&export, name).map_err(|mut err| {
+        err.file = format!("{shown}: {}", export.shown(&err.file));
+        err.to_string()
+    })?;
+    let mut notes = export.notes().to_vec();
+    notes.extend(
+        imported
+            .notes
+            .drain(..)
+            .map(|note| shown_warning(&note, |path| format!("{shown}: {}", export.shown(path)))),
+    );
+    imported.notes = notes;
+    checked(imported, name, file, &shown)
+}
+
+/// The scenario a live cluster gives, read over its HTTP API, as
+/// [`import_dir`]. Its notes are ready to print: a warning names the URL
+/// it was read from.
+pub(super) fn import_address(
+    options: &AddressOptions,
+    name: &str,
+    file: &str,
+) -> Result<Imported, String> {
+    let (export, mut notes) = HttpExport::new(options, HttpLimits::REAL)?;
+    let mut imported = import(&export, name).map_err(|err| address_error(&export, err))?;
+    notes.extend(
+        imported
+            .notes
+            .drain(..)
+            .map(|note| shown_warning(&note, |path| export.shown(path))),
+    );
+    imported.notes = notes;
+    checked(imported, name, file, export.base())
+}
+
+/// An import error over HTTP: one that names its URL as it is, another
+/// with the URL of the file it is about.
+fn address_error(export: &HttpExport, err: LoadError) -> String {
+    if err.file.is_empty() || err.message.starts_with(export.base()) {
+        return err.message;
+    }
+    let mut err = err;
+    err.file = export.shown(&err.file);
+    err.to_string()
+}
+
+/// A `warning: <export path>:...` note with the path as `shown` names it.
+fn shown_warning(note: &str, shown: impl Fn(&str) -> String) -> String {
+    let Some(warning) = note.strip_prefix("warning: ") else {
+        return note.to_string();
+    };
+    match warning.split_once(':') {
+        Some((path, rest)) => format!("warning: {}:{rest}", shown(path)),
+        None => note.to_string(),
+    }
+}
+
+/// What is written must load: checked before anything is written.
+fn checked(imported: Imported, name: &str, file: &str, source: &str) -> Result<Imported, String> {
     if let Err(err) = crate::scenario::load_str(&imported.yaml, file, name) {
         // A limit the export goes past (YAML_MAX_NODES, MAX_ALLOCATIONS, ...)
         // is the export's size; anything else is plansim's mistake.
@@ -105,8 +259,7 @@ pub(super) fn import_dir(dir: &Path, name: &str, file: &str) -> Result<Imported,
                 .any(|limit| message.contains(&format!("({limit})")))
             {
                 format!(
-                    "{}: the export is too large for one scenario (nothing written): {err}",
-                    one_line_path(dir)
+                    "{source}: the export is too large for one scenario (nothing written): {err}"
                 )
             } else {
                 format!("the imported scenario does not load (please report this): {err}")
@@ -114,213 +267,4 @@ pub(super) fn import_dir(dir: &Path, name: &str, file: &str) -> Result<Imported,
         );
     }
     Ok(imported)
-}
-
-/// An export directory: listed once (at most IMPORT_MAX_ENTRIES names),
-/// and a file read only when the importer asks for it by one of the names
-/// it uses, each through the size-limited reader, all of them together
-/// within IMPORT_MAX_TOTAL_BYTES.
-struct ExportDir {
-    dir: PathBuf,
-    listed: BTreeSet<String>,
-    read_so_far: Cell<u64>,
-    limits: ImportLimits,
-}
-
-/// The import's own limits: the real ones, or smaller ones in the tests
-/// (an export past the real ones is a gigabyte, or half a million files).
-#[derive(Clone, Copy)]
-struct ImportLimits {
-    entries: usize,
-    total_bytes: u64,
-}
-
-impl ImportLimits {
-    const REAL: ImportLimits = ImportLimits {
-        entries: IMPORT_MAX_ENTRIES,
-        total_bytes: IMPORT_MAX_TOTAL_BYTES,
-    };
-}
-
-/// Lists DIR and its node/, plugin/, volume/ and job/ subdirectories
-/// (names only: nothing in them is opened or stat'ed).
-fn list_export(dir: &Path, limits: ImportLimits) -> Result<ExportDir, String> {
-    if !dir.is_dir() {
-        return Err(format!(
-            "{}: not a directory",
-            crate::names::one_line_path(dir)
-        ));
-    }
-    let mut listed = BTreeSet::new();
-    for sub in std::iter::once("").chain(EXPORT_DIRS) {
-        let path = dir.join(sub);
-        let entries = match std::fs::read_dir(&path) {
-            Ok(entries) => entries,
-            // A subdirectory not saved (or not a directory): listed as a name above.
-            Err(_) if !sub.is_empty() => continue,
-            Err(err) => {
-                return Err(format!(
-                    "{}: cannot read directory: {err}",
-                    crate::names::one_line_path(&path)
-                ));
-            }
-        };
-        for entry in entries {
-            let entry =
-                entry.map_err(|err| format!("{}: {err}", crate::names::one_line_path(&path)))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if sub.is_empty() && EXPORT_DIRS.contains(&name.as_str()) {
-                continue;
-            }
-            if listed.len() >= limits.entries {
-                return Err(format!(
-                    "{}: more than {} entries in it and its node/, plugin/, volume/ and job/ (IMPORT_MAX_ENTRIES)",
-                    one_line_path(dir),
-                    limits.entries
-                ));
-            }
-            listed.insert(if sub.is_empty() {
-                name
-            } else {
-                format!("{sub}/{name}")
-            });
-        }
-    }
-    Ok(ExportDir {
-        dir: dir.to_path_buf(),
-        listed,
-        read_so_far: Cell::new(0),
-        limits,
-    })
-}
-
-impl ExportDir {
-    /// What is left of IMPORT_MAX_TOTAL_BYTES.
-    fn bytes_left(&self) -> u64 {
-        self.limits
-            .total_bytes
-            .saturating_sub(self.read_so_far.get())
-    }
-}
-
-impl ExportSource for ExportDir {
-    fn listed(&self) -> Vec<String> {
-        self.listed.iter().cloned().collect()
-    }
-
-    fn read(&self, path: &str) -> Result<Option<String>, LoadError> {
-        // Only what the listing holds: an id such as `../x` names no file.
-        if !self.listed.contains(path) {
-            return Ok(None);
-        }
-        let left = self.bytes_left();
-        let (limit, limit_name) = if left < MAX_FILE_BYTES as u64 {
-            (left, "IMPORT_MAX_TOTAL_BYTES")
-        } else {
-            (MAX_FILE_BYTES as u64, "MAX_FILE_BYTES")
-        };
-        let refused = |message: String| file_error(path, None, message);
-        let text = match read_text_limited(&self.dir.join(path), limit, limit_name) {
-            Ok(text) => text,
-            Err(ReadError::NotFound) => return Ok(None),
-            Err(ReadError::Refused(message)) if limit_name == "IMPORT_MAX_TOTAL_BYTES" => {
-                return Err(refused(format!(
-                    "{message}: the files an import reads may hold {} in all (IMPORT_MAX_TOTAL_BYTES)",
-                    human_bytes(self.limits.total_bytes)
-                )));
-            }
-            Err(ReadError::Refused(message)) => return Err(refused(message)),
-        };
-        self.read_so_far
-            .set(self.read_so_far.get() + text.len() as u64);
-        Ok(Some(text))
-    }
-
-    /// Streamed within what is left of IMPORT_MAX_TOTAL_BYTES (not
-    /// MAX_FILE_BYTES: only what is kept of it is held).
-    fn open(&self, path: &str) -> Result<Option<Box<dyn Read + '_>>, LoadError> {
-        if !self.listed.contains(path) {
-            return Ok(None);
-        }
-        let left = self.bytes_left();
-        match open_limited(&self.dir.join(path), left, "IMPORT_MAX_TOTAL_BYTES") {
-            Ok(file) => Ok(Some(Box::new(Counted {
-                file,
-                total: &self.read_so_far,
-            }))),
-            Err(ReadError::NotFound) => Ok(None),
-            Err(ReadError::Refused(message)) => Err(file_error(path, None, message)),
-        }
-    }
-}
-
-/// A streamed export file that adds what it reads to the export's total.
-struct Counted<'a> {
-    file: LimitedFile,
-    total: &'a Cell<u64>,
-}
-
-impl Read for Counted<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.file.read(buf)?;
-        self.total.set(self.total.get() + n as u64);
-        Ok(n)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::test_dir::TempDir;
-
-    const SMALL: ImportLimits = ImportLimits {
-        entries: 5,
-        total_bytes: 1000,
-    };
-
-    #[test]
-    fn the_listing_is_refused_past_its_entry_limit() {
-        let dir = TempDir::new("import-entries");
-        std::fs::create_dir_all(dir.join("node")).unwrap();
-        for i in 0..3 {
-            std::fs::write(dir.join(format!("x{i}.json")), "[]").unwrap();
-            std::fs::write(dir.join("node").join(format!("n{i}.json")), "{}").unwrap();
-        }
-        let err = list_export(&dir, SMALL).err().expect("6 entries, limit 5");
-        assert!(err.contains("more than 5 entries"), "{err}");
-        assert!(err.contains("(IMPORT_MAX_ENTRIES)"), "{err}");
-        let listed = list_export(
-            &dir,
-            ImportLimits {
-                entries: 6,
-                ..SMALL
-            },
-        )
-        .unwrap();
-        assert_eq!(listed.listed().len(), 6);
-    }
-
-    #[test]
-    fn every_file_read_counts_against_the_total_whole_or_streamed() {
-        let dir = TempDir::new("import-total");
-        std::fs::write(dir.join("nodes.json"), "n".repeat(600)).unwrap();
-        std::fs::write(dir.join("jobs.json"), "j".repeat(300)).unwrap();
-        std::fs::write(dir.join("allocations.json"), "a".repeat(200)).unwrap();
-        let export = list_export(&dir, SMALL).unwrap();
-        assert_eq!(export.read("nodes.json").unwrap().unwrap().len(), 600);
-        assert_eq!(export.read("jobs.json").unwrap().unwrap().len(), 300);
-        // 100 bytes are left: the streamed file fails on its 101st.
-        let mut stream = export.open("allocations.json").unwrap().unwrap();
-        let mut bytes = Vec::new();
-        let err = stream.read_to_end(&mut bytes).unwrap_err();
-        assert_eq!(err.kind(), std::io::ErrorKind::FileTooLarge);
-        assert!(err.to_string().contains("IMPORT_MAX_TOTAL_BYTES"), "{err}");
-        drop(stream);
-        // Nothing is left for a whole read either, and the message says why.
-        let err = export.read("allocations.json").expect_err("over the total");
-        assert!(err.to_string().contains("1000 bytes in all"), "{err}");
-        // A name the listing does not hold is no file, whatever is on disk.
-        assert!(export.read("../nodes.json").unwrap().is_none());
-        assert!(export.open("node/../nodes.json").unwrap().is_none());
-    }
 }

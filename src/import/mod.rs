@@ -3,4 +3,5 @@
 //! scenario writer (`scenario::write`) writes them. Pure: the command reads
 //! the files and writes the result.
 
+pub mod debug;
 pub mod nomad;

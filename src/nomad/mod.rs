@@ -17,12 +17,9 @@
 //!   `/v1/volumes?type=csi`, `/v1/jobs`, `/v1/job/:id`, `/v1/allocations`),
 //!   the input of `plansim import nomad DIR`.
 //!
-//! To come (issue 30), each beside `api` and producing the same
-//! `api::ImportedCluster` (a `scenario::write::raw::RawCluster` and its
-//! notes): `debug` for `plansim import nomad-debug ARCHIVE` (the archive
-//! of `nomad operator debug`, whose per-server and cluster directories
-//! hold the same JSON responses), and `live` for `--address URL` (the same
-//! endpoints read over HTTP instead of from files).
+//! The same endpoints read over HTTP (`plansim import nomad --address`) and
+//! a `nomad operator debug` bundle (`import::debug`) reach `api` through
+//! its `ExportSource`, as the export directory does: one reader for all.
 
 pub mod api;
 pub mod files;

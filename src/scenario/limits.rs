@@ -100,3 +100,10 @@ pub const IMPORT_MAX_ENTRIES: usize = 500_000;
 /// are parsed and dropped): each becomes an initial allocation of the
 /// scenario, about 40 bytes of it, so the scenario stays a loadable file.
 pub const IMPORT_MAX_ALLOCATIONS: usize = 300_000;
+/// `plansim import nomad --address`: the seconds one request to Nomad's
+/// HTTP API may take, answer and body included.
+pub const IMPORT_REQUEST_TIMEOUT_SECS: u64 = 30;
+/// `plansim import nomad --address`: entries asked for per page of a list
+/// (`per_page`); each page is one response, within MAX_FILE_BYTES (a node
+/// with its resources is about 5 KiB, an allocation stub about 3 KiB).
+pub const IMPORT_PER_PAGE: u32 = 1000;
