@@ -304,3 +304,42 @@ fn a_job_file_can_come_on_standard_input() {
     );
     assert!(out.contains("+ Job: \"example\""), "{out}");
 }
+
+/// An imported cluster: the saved API responses and the same cluster as a
+/// `nomad operator debug` archive answer the same plan, word for word.
+#[test]
+fn an_export_folder_and_a_debug_archive_answer_the_same_plan() {
+    let job = common::repo_path("scenarios/job-file-vars/web.nomad.hcl");
+    let plan = |cluster: &str| {
+        common::plansim(&[
+            "plan",
+            arg(&job),
+            "-var",
+            "replicas=1",
+            "-var",
+            "volume=x",
+            "--cluster",
+            cluster,
+        ])
+    };
+    let from_dir = plan("tests/fixtures/nomad/export");
+    let from_archive = plan("tests/fixtures/nomad/debug-bundle.tar.gz");
+    assert_eq!(
+        from_dir.status.code(),
+        Some(1),
+        "{}",
+        text(&from_dir.stderr)
+    );
+    assert_eq!(from_dir.stdout, from_archive.stdout);
+    assert!(text(&from_dir.stdout).contains("+ Job: \"web\""));
+    // A job the imported cluster already runs is an update: refused.
+    let example = common::repo_path("scenarios/seed-report-nomad/example.nomad.hcl");
+    let update = common::plansim(&[
+        "plan",
+        arg(&example),
+        "--cluster",
+        "tests/fixtures/nomad/export",
+    ]);
+    assert_eq!(update.status.code(), Some(2));
+    assert!(text(&update.stderr).contains("is already in the cluster"));
+}

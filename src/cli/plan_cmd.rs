@@ -39,9 +39,12 @@ pub struct PlanArgs {
 /// (`plan` and `run JOBFILE` alike).
 #[derive(Args, Debug)]
 pub struct JobFileArgs {
-    /// The cluster for job files: a scenario file, or a directory `plansim import nomad` reads; none: a small default cluster (said on stderr).
-    #[arg(long, value_name = "SOURCE")]
+    /// The cluster for job files: a scenario file, a directory or a debug archive `plansim import nomad` reads; none: a small default cluster (said on stderr).
+    #[arg(long, value_name = "SOURCE", conflicts_with = "address")]
     cluster: Option<PathBuf>,
+    /// Read the cluster live over Nomad's HTTP API (NOMAD_TOKEN, NOMAD_NAMESPACE, NOMAD_CACERT honoured), as `plansim import nomad --address` does.
+    #[arg(long, value_name = "URL")]
+    address: Option<String>,
     /// A value for a job file variable, as `nomad job plan -var` (repeat; a later one wins).
     #[arg(long = "var", value_name = "NAME=VALUE")]
     vars: Vec<String>,
@@ -57,6 +60,7 @@ impl JobFileArgs {
     /// Refuses what applies to job files when none is given.
     pub(super) fn check_used(&self, job_files: &[PathBuf]) -> Result<(), String> {
         let set = self.cluster.is_some()
+            || self.address.is_some()
             || !self.vars.is_empty()
             || !self.var_files.is_empty()
             || self.at.is_some();
@@ -141,7 +145,22 @@ pub(super) fn compose_job_files(
     };
     let files: Vec<String> = job_files.iter().map(|p| absolute(p)).collect();
     let var_files: Vec<String> = given.var_files.iter().map(|p| absolute(p)).collect();
-    let (cluster_text, base, label) = cluster_source(given.cluster.as_deref(), &cwd)?;
+    let (cluster_text, base, label) = match &given.address {
+        Some(address) => {
+            let options = super::import_cmd::AddressOptions::from_env(Some(address), None, None)?
+                .expect("an address was given");
+            let imported = super::import_cmd::import_address(&options, "cluster", address)?;
+            for note in &imported.notes {
+                errln!("note: {}", crate::names::one_line(note));
+            }
+            (
+                Some(imported.yaml),
+                cwd.clone(),
+                crate::names::one_line(address).into_owned(),
+            )
+        }
+        None => cluster_source(given.cluster.as_deref(), &cwd)?,
+    };
     let name = job_files
         .first()
         .and_then(|f| f.file_name())
@@ -221,6 +240,14 @@ fn cluster_source(
         return Ok((None, cwd.to_path_buf(), "plan".to_string()));
     };
     let shown = crate::names::one_line_path(source);
+    let name = source.to_string_lossy();
+    if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
+        let imported = super::import_cmd::import_archive(source, "cluster", &shown)?;
+        for note in &imported.notes {
+            errln!("note: {}", crate::names::one_line(note));
+        }
+        return Ok((Some(imported.yaml), cwd.to_path_buf(), shown));
+    }
     if source.is_dir() {
         let imported = super::import_cmd::import_dir(source, "cluster", &shown)?;
         for note in &imported.notes {
