@@ -44,6 +44,18 @@ fn answer<'t>(out: &'t str, policy: &str) -> &'t str {
     &out[start..start + 3 + rest.find("\n== ").unwrap_or(rest.len())]
 }
 
+/// `output`'s stdout, once its exit code is `code` (else both streams).
+fn stdout_after(output: &std::process::Output, code: i32) -> String {
+    let out = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "{out}{}",
+        text(&output.stderr)
+    );
+    out
+}
+
 fn arg(path: &Path) -> &str {
     common::arg(path)
 }
@@ -53,13 +65,7 @@ fn the_seed_report_s_job_is_answered_in_nomad_s_words_per_policy() {
     let (dir, cluster) = seed_cluster("plan-seed");
     let job = dir.join("example.nomad.hcl");
     let output = common::plansim(&["plan", arg(&job), "--cluster", arg(&cluster)]);
-    let out = text(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(1),
-        "{out}{}",
-        text(&output.stderr)
-    );
+    let out = stdout_after(&output, 1);
     let naive = answer(&out, "naive");
     assert!(naive.starts_with("== naive (Nomad 1.2.6)"), "{naive}");
     assert!(
@@ -180,13 +186,7 @@ fn variables_come_from_the_command_line_as_nomad_reads_them() {
         "--nomad",
         "1.2.6",
     ]);
-    let out = text(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(1),
-        "{out}{}",
-        text(&output.stderr)
-    );
+    let out = stdout_after(&output, 1);
     assert!(out.contains("+ Task Group: \"web\" (3 create)"), "{out}");
     // No cluster: the default one, said on stderr.
     assert!(text(&output.stderr).contains("default cluster of 3 nodes"));
@@ -295,13 +295,7 @@ fn a_job_file_can_come_on_standard_input() {
         .unwrap();
     child.stdin.take().unwrap().write_all(&job).unwrap();
     let output = child.wait_with_output().unwrap();
-    let out = text(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(1),
-        "{out}{}",
-        text(&output.stderr)
-    );
+    let out = stdout_after(&output, 1);
     assert!(out.contains("+ Job: \"example\""), "{out}");
 }
 
