@@ -22,12 +22,9 @@ fn node_id(scenario: &Scenario, name: &str) -> NodeId {
 
 /// The nodes the placements of `job` went to, in placement order.
 fn placed_on(scenario: &Scenario, policy: Policy, seed: u64, job: &str) -> Vec<String> {
-    let job = scenario.jobs.iter().position(|j| j.name == job).unwrap();
-    let run = common::run_checked(scenario, policy, seed);
-    run.trace
-        .unwrap()
+    let trace = common::run_checked(scenario, policy, seed).trace.unwrap();
+    common::rows_of_job(scenario, &trace, TraceKind::Placed, job)
         .iter()
-        .filter(|r| r.kind == TraceKind::Placed && r.job.map(|j| j.index()) == Some(job))
         .map(|r| scenario.nodes[r.node.unwrap().index()].name.clone())
         .collect()
 }

@@ -18,22 +18,9 @@ const TIMEOUT: &str = "allocation exceeded max_run_duration";
 
 const ENFORCING: [Policy; 2] = [Policy::Validate, Policy::PlanAware];
 
-/// The rows of `kind` about job `job`.
-fn rows<'t>(
-    scenario: &Scenario,
-    trace: &'t [TraceRecord],
-    kind: TraceKind,
-    job: &str,
-) -> Vec<&'t TraceRecord> {
-    trace
-        .iter()
-        .filter(|r| r.kind == kind && r.job.is_some_and(|j| scenario.jobs[j.index()].name == job))
-        .collect()
-}
-
 /// The time of the one row of `kind` about `job`.
 fn only(scenario: &Scenario, trace: &[TraceRecord], kind: TraceKind, job: &str) -> Millis {
-    let found = rows(scenario, trace, kind, job);
+    let found = common::rows_of_job(scenario, trace, kind, job);
     assert_eq!(found.len(), 1, "{job}: {kind:?} rows {found:?}");
     found[0].time
 }
@@ -60,7 +47,7 @@ fn the_crawler_stops_at_its_placement_plus_max_run_duration() {
             let output = run_checked(&scenario, policy, seed);
             let trace = output.trace.unwrap();
             let placed = only(&scenario, &trace, TraceKind::Placed, "crawl");
-            let complete = rows(&scenario, &trace, TraceKind::Complete, "crawl");
+            let complete = common::rows_of_job(&scenario, &trace, TraceKind::Complete, "crawl");
             assert_eq!(complete.len(), 1, "{policy:?}");
             assert_eq!(complete[0].time, placed + limit.unwrap(), "{policy:?}");
             assert!(complete[0].detail.starts_with(TIMEOUT), "{complete:?}");
@@ -76,7 +63,7 @@ fn the_crawler_stops_at_its_placement_plus_max_run_duration() {
             assert!(report >= complete[0].time + kill, "{policy:?} {report}");
             let upload = only(&scenario, &trace, TraceKind::Placed, "upload");
             assert!(upload > released, "{policy:?}");
-            assert!(rows(&scenario, &trace, TraceKind::Failed, "crawl").is_empty());
+            assert!(common::rows_of_job(&scenario, &trace, TraceKind::Failed, "crawl").is_empty());
             let m = &output.metrics;
             assert_eq!((m.placed, m.reschedules, m.client_failures), (3, 0, 0));
         }
@@ -90,10 +77,10 @@ fn naive_ignores_max_run_duration() {
     let scenario = load_file(&repo_path("scenarios/batch-max-run-duration.yaml")).unwrap();
     let output = run_checked(&scenario, Policy::Naive, 1);
     let trace = output.trace.unwrap();
-    assert!(rows(&scenario, &trace, TraceKind::Complete, "crawl").is_empty());
-    assert!(rows(&scenario, &trace, TraceKind::ClaimReleased, "crawl").is_empty());
-    assert!(rows(&scenario, &trace, TraceKind::Placed, "report").is_empty());
-    assert!(rows(&scenario, &trace, TraceKind::Placed, "upload").is_empty());
+    assert!(common::rows_of_job(&scenario, &trace, TraceKind::Complete, "crawl").is_empty());
+    assert!(common::rows_of_job(&scenario, &trace, TraceKind::ClaimReleased, "crawl").is_empty());
+    assert!(common::rows_of_job(&scenario, &trace, TraceKind::Placed, "report").is_empty());
+    assert!(common::rows_of_job(&scenario, &trace, TraceKind::Placed, "upload").is_empty());
     assert_eq!((output.metrics.placed, output.metrics.running), (1, 1));
 }
 
@@ -123,7 +110,7 @@ jobs:
             let placed = only(&scenario, &trace, TraceKind::Placed, job);
             let running = only(&scenario, &trace, TraceKind::Running, job);
             assert!(running >= placed + Millis::from_secs(180), "{job}");
-            let complete = rows(&scenario, &trace, TraceKind::Complete, job);
+            let complete = common::rows_of_job(&scenario, &trace, TraceKind::Complete, job);
             assert_eq!(complete.len(), 1, "{job}: {complete:?}");
             let ran = running + Millis::from_secs(run_for);
             let deadline = placed + Millis::from_secs(600);
@@ -220,12 +207,12 @@ jobs:
         let output = run_checked(&scenario, policy, 1);
         let trace = output.trace.unwrap();
         let placed = only(&scenario, &trace, TraceKind::Placed, "slow");
-        let complete = rows(&scenario, &trace, TraceKind::Complete, "slow");
+        let complete = common::rows_of_job(&scenario, &trace, TraceKind::Complete, "slow");
         assert_eq!(complete.len(), 1);
         assert_eq!(complete[0].time, placed + Millis::from_secs(60));
         assert_eq!(complete[0].detail, TIMEOUT, "no kill time: nothing ran");
-        assert!(rows(&scenario, &trace, TraceKind::Running, "slow").is_empty());
-        assert!(rows(&scenario, &trace, TraceKind::ClaimGranted, "slow").is_empty());
+        assert!(common::rows_of_job(&scenario, &trace, TraceKind::Running, "slow").is_empty());
+        assert!(common::rows_of_job(&scenario, &trace, TraceKind::ClaimGranted, "slow").is_empty());
         assert_eq!(output.metrics.placed, 1, "complete: not replaced");
     }
 }
@@ -250,8 +237,8 @@ events:
     for policy in ENFORCING {
         let output = run_checked(&scenario, policy, 1);
         let trace = output.trace.unwrap();
-        let placed = rows(&scenario, &trace, TraceKind::Placed, "sweep");
-        let complete = rows(&scenario, &trace, TraceKind::Complete, "sweep");
+        let placed = common::rows_of_job(&scenario, &trace, TraceKind::Placed, "sweep");
+        let complete = common::rows_of_job(&scenario, &trace, TraceKind::Complete, "sweep");
         assert_eq!((placed.len(), complete.len()), (3, 3), "{policy:?}");
         for done in &complete {
             let on_node = placed.iter().find(|p| p.node == done.node).unwrap();
@@ -284,7 +271,7 @@ events:
     );
     for policy in ENFORCING {
         let trace = run_checked(&scenario, policy, 1).trace.unwrap();
-        let complete = rows(&scenario, &trace, TraceKind::Complete, "etl");
+        let complete = common::rows_of_job(&scenario, &trace, TraceKind::Complete, "etl");
         assert_eq!(complete.len(), 1, "{policy:?}: {complete:?}");
         assert_eq!(complete[0].time, Millis::from_secs(1200));
         assert_eq!(complete[0].detail, TIMEOUT);
@@ -317,20 +304,20 @@ events:
     );
     for policy in ENFORCING {
         let trace = run_checked(&scenario, policy, 1).trace.unwrap();
-        let placed = rows(&scenario, &trace, TraceKind::Placed, "etl");
+        let placed = common::rows_of_job(&scenario, &trace, TraceKind::Placed, "etl");
         assert_eq!(
             placed.len(),
             2,
             "{policy:?}: the original and its replacement"
         );
-        let complete = rows(&scenario, &trace, TraceKind::Complete, "etl");
+        let complete = common::rows_of_job(&scenario, &trace, TraceKind::Complete, "etl");
         assert_eq!(complete.len(), 2, "{policy:?}: {complete:?}");
         assert!(complete.iter().all(|c| c.detail == TIMEOUT));
         assert_eq!(complete[0].time, placed[1].time + Millis::from_secs(600));
         assert_eq!(complete[0].node, placed[1].node);
         assert_eq!(complete[1].time, Millis::from_secs(1200));
         assert_eq!(complete[1].node, placed[0].node);
-        assert!(rows(&scenario, &trace, TraceKind::Stopped, "etl").is_empty());
+        assert!(common::rows_of_job(&scenario, &trace, TraceKind::Stopped, "etl").is_empty());
     }
 }
 

@@ -283,20 +283,6 @@ mod volume_lifecycle {
         (scenario, trace)
     }
 
-    fn of_job<'t>(
-        scenario: &Scenario,
-        trace: &'t [TraceRecord],
-        kind: TraceKind,
-        job: &str,
-    ) -> Vec<&'t TraceRecord> {
-        trace
-            .iter()
-            .filter(|r| {
-                r.kind == kind && r.job.is_some_and(|j| scenario.jobs[j.index()].name == job)
-            })
-            .collect()
-    }
-
     #[test]
     fn a_registration_unblocks_the_evaluation_from_2_0_5_only() {
         let file = "scenarios/nomad/volume-register-unblock.yaml";
@@ -307,13 +293,14 @@ mod volume_lifecycle {
         ] {
             let (scenario, trace) = run(file, policy);
             let register_at = scenario.volumes[0].register_at.0;
-            let infeasible = of_job(&scenario, &trace, TraceKind::Infeasible, "db");
+            let infeasible = common::rows_of_job(&scenario, &trace, TraceKind::Infeasible, "db");
             assert!(!infeasible.is_empty(), "{policy:?}");
             assert!(infeasible.iter().all(|r| r.detail == missing), "{policy:?}");
             assert!(infeasible.iter().all(|r| r.time.0 < register_at));
-            let placed = of_job(&scenario, &trace, TraceKind::Placed, "db");
+            let placed = common::rows_of_job(&scenario, &trace, TraceKind::Placed, "db");
             assert_eq!(placed.len(), 1, "{policy:?}");
-            let warmup_done = of_job(&scenario, &trace, TraceKind::Complete, "warmup")[0].time;
+            let warmup_done =
+                common::rows_of_job(&scenario, &trace, TraceKind::Complete, "warmup")[0].time;
             if policy == Policy::Naive {
                 // Nothing but the node update of the batch completion wakes it.
                 assert!(placed[0].time.0 >= warmup_done.0, "{policy:?}");
@@ -348,22 +335,24 @@ mod volume_lifecycle {
             let back = restart.0 + 30_000;
             for kind in [TraceKind::Failed, TraceKind::Lost, TraceKind::Stopped] {
                 assert!(
-                    of_job(&scenario, &trace, kind, "db").is_empty(),
+                    common::rows_of_job(&scenario, &trace, kind, "db").is_empty(),
                     "{policy:?}"
                 );
             }
-            let failed_unmount = of_job(&scenario, &trace, TraceKind::NodeDetachFailed, "etl");
+            let failed_unmount =
+                common::rows_of_job(&scenario, &trace, TraceKind::NodeDetachFailed, "etl");
             assert_eq!(failed_unmount.len(), 1, "{policy:?}");
             assert!((restart.0..back).contains(&failed_unmount[0].time.0));
-            let released = of_job(&scenario, &trace, TraceKind::ClaimReleased, "etl");
+            let released = common::rows_of_job(&scenario, &trace, TraceKind::ClaimReleased, "etl");
             assert!(released.iter().all(|r| r.time.0 > back), "{policy:?}");
             assert_eq!(released.len(), 1, "{policy:?}: the claim GC frees it");
-            let failures = of_job(&scenario, &trace, TraceKind::PlacementFailure, "cache");
+            let failures =
+                common::rows_of_job(&scenario, &trace, TraceKind::PlacementFailure, "cache");
             assert!(
                 failures.iter().all(|r| r.detail.contains(filter)),
                 "{policy:?}"
             );
-            let placed = of_job(&scenario, &trace, TraceKind::Placed, "cache");
+            let placed = common::rows_of_job(&scenario, &trace, TraceKind::Placed, "cache");
             assert!(placed.len() == 1 && placed[0].time.0 >= back, "{policy:?}");
         }
     }
@@ -378,8 +367,8 @@ mod volume_lifecycle {
                 .filter(|r| r.kind == TraceKind::VolumeDetach)
                 .collect();
             assert_eq!(detaches.len(), 2, "{policy:?}");
-            let released = of_job(&scenario, &trace, TraceKind::ClaimReleased, "etl");
-            let api_placed = of_job(&scenario, &trace, TraceKind::Placed, "api");
+            let released = common::rows_of_job(&scenario, &trace, TraceKind::ClaimReleased, "etl");
+            let api_placed = common::rows_of_job(&scenario, &trace, TraceKind::Placed, "api");
             if policy == Policy::Naive {
                 assert!(detaches[0].detail.contains("could not detach from node"));
                 assert!(released.is_empty());
@@ -395,7 +384,9 @@ mod volume_lifecycle {
                         .contains("1 claim(s) of live allocations kept")
                 );
             }
-            assert!(of_job(&scenario, &trace, TraceKind::ClaimReleased, "api").is_empty());
+            assert!(
+                common::rows_of_job(&scenario, &trace, TraceKind::ClaimReleased, "api").is_empty()
+            );
         }
     }
 }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use plansim::model::policy::Policy;
 use plansim::model::scenario::Scenario;
+use plansim::sim::trace::{TraceKind, TraceRecord};
 use plansim::sim::{RunOptions, RunOutput, simulate};
 
 pub fn repo_path(relative: &str) -> PathBuf {
@@ -135,4 +136,17 @@ pub fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut files = std::collections::BTreeMap::new();
     walk(dir, dir, &mut files);
     files
+}
+
+/// The trace rows of `kind` about the job named `job`, in trace order.
+pub fn rows_of_job<'t>(
+    scenario: &Scenario,
+    trace: &'t [TraceRecord],
+    kind: TraceKind,
+    job: &str,
+) -> Vec<&'t TraceRecord> {
+    trace
+        .iter()
+        .filter(|r| r.kind == kind && r.job.is_some_and(|j| scenario.jobs[j.index()].name == job))
+        .collect()
 }
