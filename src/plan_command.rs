@@ -112,7 +112,17 @@ fn first_plan(result: &RunResult, job: JobId) -> Option<&FirstPlan> {
 /// Allocations the first plan wants to create: placed or not (Nomad's
 /// DesiredTGUpdates `Place`, which the `(N create)` count shows).
 fn places(plan: &FirstPlan) -> u32 {
-    plan.created.iter().sum::<u32>() + plan.failures.iter().map(|f| f.unplaced).sum::<u32>()
+    (0..plan.created.len()).map(|g| wanted(plan, g)).sum()
+}
+
+/// The same for group `g`: what its plan placed, and what it could not.
+fn wanted(plan: &FirstPlan, g: usize) -> u32 {
+    plan.created[g] + failure_of(plan, g).map_or(0, |f| f.unplaced)
+}
+
+/// Group `g`'s placement failure in the first plan, if it had one.
+fn failure_of(plan: &FirstPlan, g: usize) -> Option<&crate::sim::feasibility::PlacementFailure> {
+    plan.failures.iter().find(|f| f.group.group_index() == g)
 }
 
 fn rejection(result: &RunResult, job: JobId) -> Option<&str> {
@@ -139,14 +149,7 @@ fn job_text(scenario: &Scenario, result: &RunResult, job: JobId) -> String {
     let mut out = format!("+ Job: {name:?}\n");
     let plan = first_plan(result, job);
     for (g, group) in spec.groups.iter().enumerate() {
-        let place = plan.map_or(0, |p| {
-            p.created[g]
-                + p.failures
-                    .iter()
-                    .filter(|f| f.group.group_index() == g)
-                    .map(|f| f.unplaced)
-                    .sum::<u32>()
-        });
+        let place = plan.map_or(0, |p| wanted(p, g));
         let group_name = crate::names::one_line(&group.name);
         if place > 0 {
             out.push_str(&format!("+ Task Group: {group_name:?} ({place} create)\n"));
@@ -198,10 +201,10 @@ fn job_json(scenario: &Scenario, result: &RunResult, job: JobId) -> serde_json::
         .iter()
         .enumerate()
         .map(|(g, group)| {
-            let failure = plan.and_then(|p| p.failures.iter().find(|f| f.group.group_index() == g));
+            let failure = plan.and_then(|p| failure_of(p, g));
             serde_json::json!({
                 "name": group.name,
-                "create": plan.map_or(0, |p| p.created[g] + failure.map_or(0, |f| f.unplaced)),
+                "create": plan.map_or(0, |p| wanted(p, g)),
                 "placed": plan.map_or(0, |p| p.created[g]),
                 "failed_to_place": failure.map_or(0, |f| f.unplaced),
                 "failure": failure.map(|f| f.metric.lines()),

@@ -91,33 +91,17 @@ pub fn run(args: ImportArgs) -> u8 {
     } else {
         out.display().to_string()
     };
-    // An export directory's notes name its files relative to it.
-    let export_dir = source
-        .as_deref()
-        .filter(|path| path.is_dir() && bundle_root(path).is_none());
-    let imported = match (&source, export_dir) {
-        (_, Some(dir)) => import_dir(dir, &name, &file),
-        (Some(path), None) => import_archive(path, &name, &file),
-        (None, None) => {
-            match AddressOptions::from_env(
-                address.as_deref(),
-                namespace.as_deref(),
-                token_file.as_deref(),
-            ) {
-                Ok(Some(options)) => import_address(
-                    &AddressOptions {
-                        per_page,
-                        ..options
-                    },
-                    &name,
-                    &file,
-                ),
-                Ok(None) => Err("import nomad: give a DIR of saved responses, a BUNDLE.tar.gz of nomad operator debug, or --address URL (or set NOMAD_ADDR)".into()),
-                Err(message) => Err(message),
-            }
-        }
+    // The environment is read only when no DIR or BUNDLE is given.
+    let address = match &source {
+        Some(_) => Ok(None),
+        None => AddressOptions::from_env(
+            address.as_deref(),
+            namespace.as_deref(),
+            token_file.as_deref(),
+        )
+        .map(|options| options.map(|o| AddressOptions { per_page, ..o })),
     };
-    let imported = match imported {
+    let imported = match address.and_then(|a| import_from(source.as_deref(), a, &name, &file)) {
         Ok(imported) => imported,
         Err(message) => {
             errln!("{}", one_line(&message));
@@ -136,15 +120,7 @@ pub fn run(args: ImportArgs) -> u8 {
             }
         }
     };
-    // Notes name files of the export, and what its objects are named: names are data.
-    for note in &imported.notes {
-        let line = match (note.strip_prefix("warning: "), export_dir) {
-            (Some(w), Some(dir)) => format!("warning: {}", one_line_path(&dir.join(w))),
-            (Some(_), None) => note.clone(),
-            (None, _) => format!("note: {note}"),
-        };
-        errln!("{}", one_line(&line));
-    }
+    say_notes(&imported, source.as_deref());
     let text = outdir::stamp("import nomad", &imported.yaml);
     match claimed {
         Some(claimed) => {
@@ -156,6 +132,43 @@ pub fn run(args: ImportArgs) -> u8 {
         None => super::output::out(&text),
     }
     EXIT_OK
+}
+
+/// The folder of saved responses `source` is, if it is one (not a debug
+/// folder): its notes name its files relative to it.
+fn export_dir(source: Option<&Path>) -> Option<&Path> {
+    source.filter(|path| path.is_dir() && bundle_root(path).is_none())
+}
+
+/// The scenario a cluster source gives: an export folder, a debug archive
+/// or folder, or, with no `source`, the live cluster `address` names.
+pub(super) fn import_from(
+    source: Option<&Path>,
+    address: Option<AddressOptions>,
+    name: &str,
+    file: &str,
+) -> Result<Imported, String> {
+    match (source, export_dir(source)) {
+        (_, Some(dir)) => import_dir(dir, name, file),
+        (Some(path), None) => import_archive(path, name, file),
+        (None, None) => match address {
+            Some(options) => import_address(&options, name, file),
+            None => Err("import nomad: give a DIR of saved responses, a BUNDLE.tar.gz of nomad operator debug, or --address URL (or set NOMAD_ADDR)".into()),
+        },
+    }
+}
+
+/// Says an import's notes on stderr: those naming files of an export
+/// folder name them under it, the others as they are; names are data.
+pub(super) fn say_notes(imported: &Imported, source: Option<&Path>) {
+    for note in &imported.notes {
+        let line = match (note.strip_prefix("warning: "), export_dir(source)) {
+            (Some(w), Some(dir)) => format!("warning: {}", one_line_path(&dir.join(w))),
+            (Some(_), None) => note.clone(),
+            (None, _) => format!("note: {note}"),
+        };
+        errln!("{}", one_line(&line));
+    }
 }
 
 /// The scenario named `name` an export directory gives, checked to load

@@ -145,22 +145,7 @@ pub(super) fn compose_job_files(
     };
     let files: Vec<String> = job_files.iter().map(|p| absolute(p)).collect();
     let var_files: Vec<String> = given.var_files.iter().map(|p| absolute(p)).collect();
-    let (cluster_text, base, label) = match &given.address {
-        Some(address) => {
-            let options = super::import_cmd::AddressOptions::from_env(Some(address), None, None)?
-                .expect("an address was given");
-            let imported = super::import_cmd::import_address(&options, "cluster", address)?;
-            for note in &imported.notes {
-                errln!("note: {}", crate::names::one_line(note));
-            }
-            (
-                Some(imported.yaml),
-                cwd.clone(),
-                crate::names::one_line(address).into_owned(),
-            )
-        }
-        None => cluster_source(given.cluster.as_deref(), &cwd)?,
-    };
+    let (cluster_text, base, label) = cluster_source(given, &cwd)?;
     let name = job_files
         .first()
         .and_then(|f| f.file_name())
@@ -230,32 +215,33 @@ fn policies_for(nomad: Option<&str>) -> Result<Vec<Policy>, String> {
 }
 
 /// The cluster's scenario text, where its `file:` entries are read from,
-/// and the name its errors give it: a scenario file as it is, an import
-/// directory as `plansim import nomad` would write it, or none.
+/// and the name its errors give it: a scenario file as it is; an import
+/// folder, a debug archive or a live `--address` as `plansim import nomad`
+/// would write it; or none.
 fn cluster_source(
-    source: Option<&Path>,
+    given: &JobFileArgs,
     cwd: &Path,
 ) -> Result<(Option<String>, PathBuf, String), String> {
-    let Some(source) = source else {
-        return Ok((None, cwd.to_path_buf(), "plan".to_string()));
+    let (source, address, shown) = match (given.cluster.as_deref(), &given.address) {
+        (None, None) => return Ok((None, cwd.to_path_buf(), "plan".to_string())),
+        (None, Some(address)) => (
+            None,
+            super::import_cmd::AddressOptions::from_env(Some(address), None, None)?,
+            crate::names::one_line(address).into_owned(),
+        ),
+        (Some(source), _) => {
+            let name = source.to_string_lossy();
+            let archive = name.ends_with(".tar.gz") || name.ends_with(".tgz");
+            if !archive && !source.is_dir() {
+                let text =
+                    crate::scenario::load::read_text(source).map_err(|err| err.to_string())?;
+                let base = cwd.join(source.parent().unwrap_or(Path::new(".")));
+                return Ok((Some(text), base, crate::names::one_line_path(source)));
+            }
+            (Some(source), None, crate::names::one_line_path(source))
+        }
     };
-    let shown = crate::names::one_line_path(source);
-    let name = source.to_string_lossy();
-    if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
-        let imported = super::import_cmd::import_archive(source, "cluster", &shown)?;
-        for note in &imported.notes {
-            errln!("note: {}", crate::names::one_line(note));
-        }
-        return Ok((Some(imported.yaml), cwd.to_path_buf(), shown));
-    }
-    if source.is_dir() {
-        let imported = super::import_cmd::import_dir(source, "cluster", &shown)?;
-        for note in &imported.notes {
-            errln!("note: {}", crate::names::one_line(note));
-        }
-        return Ok((Some(imported.yaml), cwd.to_path_buf(), shown));
-    }
-    let text = crate::scenario::load::read_text(source).map_err(|err| err.to_string())?;
-    let base = cwd.join(source.parent().unwrap_or(Path::new(".")));
-    Ok((Some(text), base, shown))
+    let imported = super::import_cmd::import_from(source, address, "cluster", &shown)?;
+    super::import_cmd::say_notes(&imported, source);
+    Ok((Some(imported.yaml), cwd.to_path_buf(), shown))
 }

@@ -318,10 +318,8 @@ fn refuse_max_run_duration(
     job_type: RawJobType,
     file: &str,
 ) -> Result<(), LoadError> {
-    let kind = match job_type {
-        RawJobType::Service => "service",
-        RawJobType::System => "system",
-        RawJobType::Batch | RawJobType::Sysbatch => return Ok(()),
+    let Some(kind) = job_type.kind().refuses_max_run_duration() else {
+        return Ok(());
     };
     match job
         .groups

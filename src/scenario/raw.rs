@@ -284,6 +284,19 @@ pub enum RawJobType {
     Sysbatch,
 }
 
+impl RawJobType {
+    /// The model's kind of job this type names.
+    pub fn kind(self) -> crate::model::scenario::JobKind {
+        use crate::model::scenario::JobKind;
+        match self {
+            RawJobType::Service => JobKind::Service,
+            RawJobType::Batch => JobKind::Batch,
+            RawJobType::System => JobKind::System,
+            RawJobType::Sysbatch => JobKind::Sysbatch,
+        }
+    }
+}
+
 #[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

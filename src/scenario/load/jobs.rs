@@ -70,12 +70,7 @@ fn resolve_job(
     driver_names: &mut DriverNames,
 ) -> Result<JobSpec, Fail> {
     let path = format!("jobs[{}]", job.id);
-    let kind = match job.job_type.unwrap_or(RawJobType::Service) {
-        RawJobType::Service => JobKind::Service,
-        RawJobType::Batch => JobKind::Batch,
-        RawJobType::System => JobKind::System,
-        RawJobType::Sysbatch => JobKind::Sysbatch,
-    };
+    let kind = job.job_type.unwrap_or(RawJobType::Service).kind();
     let datacenters = job
         .datacenters
         .clone()

@@ -342,15 +342,12 @@ impl Simulation<'_> {
             .stopped_in_group
             .entry((alloc.group, alloc.node))
             .or_default();
-        if stopped {
-            *in_group += 1;
-        } else {
-            *in_group -= 1;
-        }
         let freed = ctx.freed.entry(alloc.node).or_default();
         if stopped {
+            *in_group += 1;
             *freed = freed.plus(reserved);
         } else {
+            *in_group -= 1;
             *freed = freed.less(reserved);
         }
     }

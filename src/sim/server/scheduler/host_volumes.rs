@@ -47,6 +47,10 @@ impl Simulation<'_> {
 
     /// The dynamic host volumes allocation `index` of `group` uses on
     /// `node` at this release, each with the request that mounts it.
+    ///
+    /// It looks the entries up itself rather than through `host_entries`,
+    /// whose items borrow `self` as long as the group: the callers change
+    /// the host volume table while they walk the result.
     pub(crate) fn dynamic_host_uses<'g>(
         &self,
         group: &'g GroupSpec,
@@ -73,10 +77,13 @@ impl Simulation<'_> {
     /// claiming allocation, or another of its group there, live and not
     /// stopped by the plan, or one the plan places there
     /// (`proposedAllocMeetsClaim`).
-    pub(crate) fn prepare_sticky_claims(&self, ctx: &mut PlanContext, group: GroupRef) {
+    pub(crate) fn prepare_sticky_claims(
+        &self,
+        ctx: &mut PlanContext,
+        group: GroupRef,
+        spec: &GroupSpec,
+    ) {
         ctx.unmet_sticky.clear();
-        let version = self.jobs[group.job.index()].version;
-        let spec = &self.scenario.jobs[group.job.index()].groups_of(version)[group.group_index()];
         if !self.behaviour.release.dynamic_host_volumes
             || !spec.host_volumes.iter().any(|r| r.sticky)
         {

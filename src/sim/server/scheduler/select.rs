@@ -73,7 +73,7 @@ impl Simulation<'_> {
             .unwrap_or_else(|| rank::score_limit(total, ask.job_spec.is_batch()));
         self.prepare_volume_verdicts(ctx, group, volumes);
         if ask.host_check != HostCheck::None {
-            self.prepare_sticky_claims(ctx, group);
+            self.prepare_sticky_claims(ctx, group, ask.group_spec);
         }
         if ctx.class_tally.len() < self.node_classes.len() {
             ctx.class_tally.resize(self.node_classes.len(), [0, 0]);
